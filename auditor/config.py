@@ -1,0 +1,44 @@
+"""One Settings object for the whole service, read from the environment (prefix AUDITOR_).
+
+With nothing set, the service runs embedded: a SQLite file in the working directory and
+recomputes on an in-process timer. Setting AUDITOR_DATABASE_URL (PostgreSQL through
+``postgresql+psycopg://``) and AUDITOR_BROKER_URL (Redis) gives the distributed deployment.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="AUDITOR_", extra="ignore")
+
+    database_url: str = Field(
+        default="sqlite:///auditor.db",
+        description="SQLAlchemy URL; the default is a SQLite file in the working directory.",
+    )
+    broker_url: str | None = Field(
+        default=None,
+        description="Celery broker (Redis). Unset: recomputes run in-process (embedded mode).",
+    )
+    scan_interval_seconds: float = Field(
+        default=60.0, gt=0, description="How often the scheduler looks for dirty projects."
+    )
+    recompute_visibility_timeout_seconds: int = Field(
+        default=3600, gt=0, description="Broker visibility timeout; above the slowest recompute."
+    )
+    import_batch_size: int = Field(
+        default=10_000, gt=0, le=1_000_000, description="Rows per batch when importing files."
+    )
+    api_max_body_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
+    api_max_batch_labels: int = Field(default=10_000, gt=0)
+    log_level: str = "INFO"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings; tests clear the cache after changing the environment."""
+    return Settings()

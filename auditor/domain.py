@@ -1,0 +1,111 @@
+"""Plain values shared by pure code and the layers above it: enums, project settings and the
+columnar label arrays that storage hands to the statistics.
+
+Nothing here touches a database, a broker or the network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+
+class RaterKind(StrEnum):
+    """Humans form the fixed group; models are scored against it and never join it."""
+
+    HUMAN = "human"
+    MODEL = "model"
+
+
+class CollapsePolicy(StrEnum):
+    """Which label of a repeated (item, rater) the inter-rater measures see (MEASURES.md)."""
+
+    FIRST = "first"  # earliest labeled_at, ties by label id: the first look is the honest one
+    LATEST = "latest"
+    MODE = "mode"  # most frequent, ties to the earliest
+
+
+class RhoMode(StrEnum):
+    APPROXIMATE = "approximate"
+    EXACT = "exact"
+
+
+class RhoUnrated(StrEnum):
+    """How rho treats raters that have no repeated presentations."""
+
+    POOL = "pool"  # mean x and y over raters that have repeats
+    EXCLUDE = "exclude"  # pairs with them do not count
+    PERFECT = "perfect"  # x = 0
+
+
+class IntervalMethod(StrEnum):
+    NONE = "none"
+    JACKKNIFE = "jackknife"
+    BOOTSTRAP = "bootstrap"
+
+
+@dataclass(frozen=True)
+class ProjectSettings:
+    """How a project's measures are computed; defaults are those of MEASURES.md."""
+
+    collapse: CollapsePolicy = CollapsePolicy.FIRST
+    rho_mode: RhoMode = RhoMode.APPROXIMATE
+    rho_unrated: RhoUnrated = RhoUnrated.POOL
+    interval_method: IntervalMethod = IntervalMethod.JACKKNIFE
+    interval_level: float = 0.95
+    bootstrap_resamples: int = 1000
+    windows_days: tuple[int, ...] = (7,)
+    recompute_interval_seconds: int = 60
+
+    def __post_init__(self) -> None:
+        if not 0.5 <= self.interval_level < 1.0:
+            raise ValueError(f"interval_level must be in [0.5, 1), got {self.interval_level}")
+        if self.bootstrap_resamples < 10:
+            raise ValueError("bootstrap_resamples must be at least 10")
+        if any(d <= 0 for d in self.windows_days):
+            raise ValueError(f"windows_days must be positive, got {self.windows_days}")
+        if self.recompute_interval_seconds <= 0:
+            raise ValueError("recompute_interval_seconds must be positive")
+
+
+@dataclass(frozen=True)
+class LabelArrays:
+    """One project's labels as parallel columns, the shape storage hands to the statistics.
+
+    Rows are in label-id order (ingestion order), so a stable sort on ``order`` breaks ties
+    by id. Indices are dense: ``item`` in [0, n_items), ``rater`` in [0, n_raters),
+    ``category`` in [0, n_categories).
+
+    item, rater, category : int64 arrays, shape (n_labels,)
+    order : int64 array, shape (n_labels,); labeled_at in microseconds since the epoch
+    rater_is_model : bool array, shape (n_raters,); True for raters of kind ``model``
+    rater_names, item_names, category_names : external ids, for rendering only
+    """
+
+    item: np.ndarray
+    rater: np.ndarray
+    category: np.ndarray
+    order: np.ndarray
+    rater_is_model: np.ndarray
+    category_names: tuple[str, ...]
+    rater_names: tuple[str, ...] = field(default=())
+    item_names: tuple[str, ...] = field(default=())
+    label_ids: np.ndarray | None = None
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.item.shape[0])
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_names) if self.item_names else int(self.item.max(initial=-1)) + 1
+
+    @property
+    def n_raters(self) -> int:
+        return int(self.rater_is_model.shape[0])
+
+    @property
+    def n_categories(self) -> int:
+        return len(self.category_names)
