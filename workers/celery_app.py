@@ -1,0 +1,81 @@
+"""The Celery app: Redis only wakes work up; PostgreSQL holds every fact.
+
+Reliability settings, and why:
+- JSON only: a message is data (ids), never code.
+- ``task_acks_late`` + ``task_reject_on_worker_lost``: a task is acknowledged after it ran, so
+  a worker killed mid-recompute leaves the message to be delivered again. Redelivery is safe
+  because a snapshot is insert-or-nothing on (project, scope, tick).
+- ``worker_prefetch_multiplier = 1``: a worker holds one recompute at a time, so a slow one
+  does not sit on messages another worker could run.
+- visibility timeout above the slowest recompute, or Redis would hand a running task to a
+  second worker (harmless, thanks to the lock and the unique key, but wasted work).
+- no result backend: tasks return nothing anyone waits for.
+
+Beat sends one ``scan`` every ``AUDITOR_SCAN_INTERVAL_SECONDS``; the scan enqueues a recompute
+for each dirty project. If Redis loses its data, the next scan finds the same projects dirty.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Celery
+from celery.signals import beat_init, worker_init
+
+from auditor.config import Settings, get_settings
+
+SCAN_TASK = "auditor.scan"
+RECOMPUTE_TASK = "auditor.recompute"
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    """The whole Celery configuration, as a plain dict (tested without a broker)."""
+    scan_every = settings.scan_interval_seconds
+    return {
+        "broker_url": settings.broker_url,
+        "broker_connection_retry_on_startup": True,
+        "broker_transport_options": {
+            "visibility_timeout": settings.recompute_visibility_timeout_seconds,
+        },
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "task_ignore_result": True,
+        "result_backend": None,
+        "worker_hijack_root_logger": False,
+        "timezone": "UTC",
+        "enable_utc": True,
+        "beat_schedule": {
+            "scan-dirty-projects": {
+                "task": SCAN_TASK,
+                "schedule": scan_every,
+                # A scan that waited longer than one interval is superseded by the next one.
+                "options": {"expires": scan_every},
+            }
+        },
+    }
+
+
+def create_app(settings: Settings | None = None) -> Celery:
+    settings = settings or get_settings()
+    app = Celery("auditor")
+    app.conf.update(celery_config(settings))
+    return app
+
+
+app = create_app()
+
+
+def _require_broker(**_: Any) -> None:
+    if not get_settings().broker_url:
+        raise RuntimeError(
+            "AUDITOR_BROKER_URL is not set: a Celery worker or beat needs a Redis broker "
+            "(e.g. redis://127.0.0.1:6379/0); without one, use `auditor run` (embedded mode)"
+        )
+
+
+worker_init.connect(_require_broker, weak=False)
+beat_init.connect(_require_broker, weak=False)
