@@ -1,0 +1,78 @@
+"""The ready-made rules a project gets when it asks for the defaults.
+
+0.667 is Krippendorff's lowest acceptable reliability for tentative conclusions; the rule
+uses the interval's lower bound ("not confidently above"), his rule for accepting data.
+Metric names are the snapshot's metric point names.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from auditor.alerting.rules import (
+    Condition,
+    ConditionKind,
+    Rule,
+    Severity,
+    SubjectKind,
+    SubjectSelector,
+)
+
+KRIPPENDORFF_TENTATIVE = 0.667
+SELF_AGREEMENT_DROP = 0.15
+
+METRIC_KAPPA_S = "kappa_s"
+METRIC_RHO = "rho"
+METRIC_SELF_AGREEMENT = "self_agreement"
+
+
+def default_rules(project: str, channels: tuple[str, ...] = ()) -> tuple[Rule, ...]:
+    """kappa_S and rho lower bound below 0.667; each rater's self-agreement dropping > 0.15 in 7d.
+
+    The self-agreement rule compares the 7-day window with its own value 7 days earlier
+    (this week against last week): the cumulative value moves too slowly to show a rater who
+    got worse this week. ``for_`` is zero because rules are evaluated after each snapshot and
+    the interval already carries the uncertainty; ``keep_firing_for`` of one hour stops a
+    value hovering at the threshold from resolving and re-firing on every snapshot.
+    """
+    project_scope = SubjectSelector(SubjectKind.PROJECT)
+    lower_bound = Condition(ConditionKind.NOT_CONFIDENTLY_ABOVE, threshold=KRIPPENDORFF_TENTATIVE)
+    hour = timedelta(hours=1)
+    return (
+        Rule(
+            id=f"{project}:default:kappa_s",
+            project=project,
+            metric=METRIC_KAPPA_S,
+            subject=project_scope,
+            condition=lower_bound,
+            min_n=10,
+            keep_firing_for=hour,
+            severity=Severity.WARNING,
+            channels=channels,
+        ),
+        Rule(
+            id=f"{project}:default:rho",
+            project=project,
+            metric=METRIC_RHO,
+            subject=project_scope,
+            condition=lower_bound,
+            min_n=10,
+            keep_firing_for=hour,
+            severity=Severity.WARNING,
+            channels=channels,
+        ),
+        Rule(
+            id=f"{project}:default:self_agreement_drop",
+            project=project,
+            metric=METRIC_SELF_AGREEMENT,
+            subject=SubjectSelector(SubjectKind.EVERY_RATER),
+            scope="7d",
+            condition=Condition(
+                ConditionKind.DROP, drop=SELF_AGREEMENT_DROP, lookback=timedelta(days=7)
+            ),
+            min_n=5,
+            keep_firing_for=hour,
+            severity=Severity.WARNING,
+            channels=channels,
+        ),
+    )

@@ -1,0 +1,168 @@
+"""Alert rules: what to watch (metric, subject, scope), when it is bad (condition), and the
+guards that keep a rule from judging too little data or from flapping.
+
+Rules are plain frozen values. Storage keeps them in typed columns; the service turns rows
+into ``Rule`` and hands them, with one observation per subject, to :mod:`.judgement` and
+:mod:`.state`. Every check raises ``ValueError`` naming the field, so a bad rule is refused
+when it is saved, never discovered at evaluation time.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from enum import StrEnum
+
+CUMULATIVE = "cumulative"
+_WINDOW = re.compile(r"^[1-9][0-9]{0,3}d$")  # rolling windows are whole days: "7d", "30d"
+_NAME = re.compile(r"^[a-z][a-z0-9_.:-]{0,99}$")
+
+
+class SubjectKind(StrEnum):
+    """What a rule watches. ``every_rater`` is a selector: it expands to one subject per rater."""
+
+    PROJECT = "project"
+    RATER = "rater"
+    EVERY_RATER = "every_rater"
+    MODEL = "model"
+
+
+class ConditionKind(StrEnum):
+    BELOW = "below"  # value < threshold
+    CONFIDENTLY_BELOW = "confidently_below"  # ci_high < threshold
+    NOT_CONFIDENTLY_ABOVE = "not_confidently_above"  # ci_low < threshold (Krippendorff)
+    DROP = "drop"  # value a lookback ago - value > drop
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """One concrete thing a state is kept for: the project, one rater or one model.
+
+    ``ref`` is the rater's or model's external id; it is empty for the project.
+    """
+
+    kind: SubjectKind
+    ref: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind is SubjectKind.EVERY_RATER:
+            raise ValueError("subject.kind: every_rater is a selector, not a subject")
+        if self.kind is SubjectKind.PROJECT and self.ref:
+            raise ValueError(f"subject.ref must be empty for the project, got {self.ref!r}")
+        if self.kind is not SubjectKind.PROJECT and not self.ref:
+            raise ValueError(f"subject.ref is required for a {self.kind.value}")
+
+    @property
+    def key(self) -> str:
+        """Stable text form, used in event ids and as a storage key: 'project', 'rater:ann'."""
+        return self.kind.value if self.kind is SubjectKind.PROJECT else f"{self.kind}:{self.ref}"
+
+
+@dataclass(frozen=True)
+class SubjectSelector:
+    """Which subjects a rule applies to: the project, one rater, every rater, or one model."""
+
+    kind: SubjectKind
+    ref: str = ""
+
+    def __post_init__(self) -> None:
+        needs_ref = self.kind in (SubjectKind.RATER, SubjectKind.MODEL)
+        if needs_ref and not self.ref:
+            raise ValueError(f"subject.ref is required for a {self.kind.value}")
+        if not needs_ref and self.ref:
+            raise ValueError(f"subject.ref must be empty for {self.kind.value}, got {self.ref!r}")
+
+    def matches(self, subject: Subject) -> bool:
+        if self.kind is SubjectKind.EVERY_RATER:
+            return subject.kind is SubjectKind.RATER
+        return subject.kind is self.kind and subject.ref == self.ref
+
+
+@dataclass(frozen=True)
+class Condition:
+    """When an observation is bad. ``drop`` and ``lookback`` are used by ``DROP`` only."""
+
+    kind: ConditionKind
+    threshold: float | None = None
+    drop: float | None = None
+    lookback: timedelta | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind is ConditionKind.DROP:
+            if self.drop is None or not math.isfinite(self.drop) or self.drop <= 0:
+                raise ValueError(f"condition.drop must be a positive number, got {self.drop}")
+            if self.lookback is None or self.lookback <= timedelta(0):
+                raise ValueError(f"condition.lookback must be positive, got {self.lookback}")
+            if self.threshold is not None:
+                raise ValueError("condition.threshold is not used by a drop condition")
+        else:
+            if self.threshold is None or not math.isfinite(self.threshold):
+                raise ValueError(f"condition.threshold must be a number, got {self.threshold}")
+            if self.drop is not None or self.lookback is not None:
+                raise ValueError(f"condition.drop/lookback are not used by {self.kind.value}")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One alert rule of a project.
+
+    Parameters
+    ----------
+    id : stable identifier (storage key); part of every event id.
+    metric : a metric point name, e.g. ``"kappa_s"``, ``"rho"``, ``"self_agreement"``.
+    scope : ``"cumulative"`` or a rolling window such as ``"7d"``.
+    min_n : below this many pairable (or repeated) items the state is ``insufficient_data``.
+    for_ : how long the condition must hold, observed, before the alert fires.
+    keep_firing_for : how long the condition must be observed clear before it resolves.
+    repeat_interval : re-notify an alert that keeps firing this often; None: never.
+    """
+
+    id: str
+    project: str
+    metric: str
+    subject: SubjectSelector
+    condition: Condition
+    scope: str = CUMULATIVE
+    min_n: int = 10
+    for_: timedelta = timedelta(0)
+    keep_firing_for: timedelta = timedelta(0)
+    severity: Severity = Severity.WARNING
+    channels: tuple[str, ...] = field(default=())
+    repeat_interval: timedelta | None = timedelta(hours=24)
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            raise ValueError("rule.id must not be empty")
+        if not self.project:
+            raise ValueError("rule.project must not be empty")
+        if not _NAME.match(self.metric):
+            raise ValueError(f"rule.metric must be a metric point name, got {self.metric!r}")
+        if self.scope != CUMULATIVE and not _WINDOW.match(self.scope):
+            raise ValueError(f"rule.scope must be 'cumulative' or like '7d', got {self.scope!r}")
+        if isinstance(self.min_n, bool) or not isinstance(self.min_n, int) or self.min_n < 1:
+            raise ValueError(f"rule.min_n must be an integer >= 1, got {self.min_n!r}")
+        if self.for_ < timedelta(0):
+            raise ValueError(f"rule.for_ must not be negative, got {self.for_}")
+        if self.keep_firing_for < timedelta(0):
+            raise ValueError(f"rule.keep_firing_for must be >= 0, got {self.keep_firing_for}")
+        if self.repeat_interval is not None and self.repeat_interval <= timedelta(0):
+            raise ValueError(f"rule.repeat_interval must be positive, got {self.repeat_interval}")
+        for name in self.channels:
+            if not _NAME.match(name):
+                raise ValueError(f"rule.channels: {name!r} is not a valid channel name")
+        if len(set(self.channels)) != len(self.channels):
+            raise ValueError(f"rule.channels has duplicates: {self.channels}")
+
+    @property
+    def window(self) -> timedelta | None:
+        """The rolling window as a duration; None for the cumulative scope."""
+        return None if self.scope == CUMULATIVE else timedelta(days=int(self.scope[:-1]))

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from auditor.alerting import (
+    Condition,
+    ConditionKind,
+    Subject,
+    SubjectKind,
+    SubjectSelector,
+    default_rules,
+)
+from auditor.alerting.defaults import KRIPPENDORFF_TENTATIVE
+from tests.unit.alerting.support import make
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"id": ""}, "rule.id"),
+        ({"metric": "Kappa S"}, "rule.metric"),
+        ({"scope": "7 days"}, "rule.scope"),
+        ({"scope": "0d"}, "rule.scope"),
+        ({"min_n": 0}, "rule.min_n"),
+        ({"min_n": True}, "rule.min_n"),
+        ({"for_": timedelta(seconds=-1)}, "rule.for_"),
+        ({"keep_firing_for": timedelta(seconds=-1)}, "rule.keep_firing_for"),
+        ({"repeat_interval": timedelta(0)}, "rule.repeat_interval"),
+        ({"channels": ("ops", "ops")}, "rule.channels"),
+        ({"channels": ("Ops Team",)}, "rule.channels"),
+    ],
+)
+def test_bad_rules_are_refused_naming_the_field(changes, field):
+    with pytest.raises(ValueError, match=field.replace(".", r"\.")):
+        make(**changes)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"kind": ConditionKind.BELOW}, "threshold"),
+        ({"kind": ConditionKind.BELOW, "threshold": float("nan")}, "threshold"),
+        ({"kind": ConditionKind.BELOW, "threshold": 0.5, "drop": 0.1}, "drop"),
+        ({"kind": ConditionKind.DROP, "lookback": timedelta(days=7)}, "drop"),
+        ({"kind": ConditionKind.DROP, "drop": -0.1, "lookback": timedelta(days=7)}, "drop"),
+        ({"kind": ConditionKind.DROP, "drop": 0.1}, "lookback"),
+        (
+            {"kind": ConditionKind.DROP, "drop": 0.1, "lookback": timedelta(1), "threshold": 0.5},
+            "threshold",
+        ),
+    ],
+)
+def test_bad_conditions_are_refused(kwargs, field):
+    with pytest.raises(ValueError, match=rf"condition\.{field}"):
+        Condition(**kwargs)
+
+
+def test_subjects_and_selectors():
+    with pytest.raises(ValueError, match="selector"):
+        Subject(SubjectKind.EVERY_RATER)
+    with pytest.raises(ValueError, match="required"):
+        Subject(SubjectKind.RATER)
+    with pytest.raises(ValueError, match="required"):
+        SubjectSelector(SubjectKind.MODEL)
+    with pytest.raises(ValueError, match="empty"):
+        SubjectSelector(SubjectKind.EVERY_RATER, "ann")
+    ann, bob = Subject(SubjectKind.RATER, "ann"), Subject(SubjectKind.RATER, "bob")
+    model = Subject(SubjectKind.MODEL, "ann")
+    every = SubjectSelector(SubjectKind.EVERY_RATER)
+    assert every.matches(ann) and every.matches(bob) and not every.matches(model)
+    one = SubjectSelector(SubjectKind.RATER, "ann")
+    assert one.matches(ann) and not one.matches(bob) and not one.matches(model)
+    assert ann.key == "rater:ann" and Subject(SubjectKind.PROJECT).key == "project"
+
+
+def test_window_scope():
+    assert make(scope="7d").window == timedelta(days=7)
+    assert make().window is None
+
+
+def test_default_rules_match_the_issue():
+    kappa, rho, self_agreement = default_rules("p1", channels=("ops",))
+    for rule in (kappa, rho):
+        assert rule.condition.kind is ConditionKind.NOT_CONFIDENTLY_ABOVE
+        assert rule.condition.threshold == KRIPPENDORFF_TENTATIVE == 0.667
+        assert rule.subject.kind is SubjectKind.PROJECT
+    assert (kappa.metric, rho.metric) == ("kappa_s", "rho")
+    assert self_agreement.metric == "self_agreement"
+    assert self_agreement.subject.kind is SubjectKind.EVERY_RATER
+    assert self_agreement.condition.kind is ConditionKind.DROP
+    assert self_agreement.condition.drop == 0.15
+    assert self_agreement.condition.lookback == timedelta(days=7)
+    assert len({r.id for r in (kappa, rho, self_agreement)}) == 3
+    assert all(r.channels == ("ops",) for r in (kappa, rho, self_agreement))
