@@ -1,0 +1,298 @@
+"""Normalise and validate a whole batch of labels before anything is written.
+
+A batch is columnar (one list per field) because files and requests arrive as rows of the
+same few fields, and most columns hold few distinct values (10 raters, 4 categories): each
+distinct value is checked once, and a column that needs no change is passed on as it is.
+No per-row Python objects, no database: the checks that need stored state (a rater whose
+stored kind differs, a client key already used) live in the ingest service.
+
+Rules (the README's import format):
+- item, rater, label: required; session, labeled_at, rater_kind, key: optional (empty = absent);
+- ids (item, rater, session, key) are text or integers, trimmed, at most 200 characters, no
+  control characters; a label must name one of the project's categories exactly;
+- labeled_at is ISO 8601 (``2024-05-01T10:00:00Z``, offsets allowed); a timestamp without a
+  zone is read as UTC; absent means "when received";
+- rater_kind is ``human`` or ``model``; one rater keeps one kind;
+- a client key repeated in a batch with the same content is a duplicate, with other content
+  a conflict.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from auditor.domain import RaterKind
+from auditor.ingestion.errors import IngestRejected, RowError, shown
+
+FIELDS = ("item", "rater", "label", "session", "labeled_at", "rater_kind", "key")
+REQUIRED_FIELDS = ("item", "rater", "label")
+ID_MAX = 200
+TIMESTAMP_MAX = 64
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MICROSECOND = timedelta(microseconds=1)
+# C0 and C1 controls, and lone surrogates: what a file that is not UTF-8 decodes to.
+_BAD_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+Normalised = tuple[object, str | None]  # (value, error message or None)
+
+
+@dataclass
+class RawBatch:
+    """Rows as they arrived, column by column; an optional column absent from the input is
+    None. ``errors`` holds rows the reader could not even split into fields."""
+
+    rows: list[int]
+    item: list[object]
+    rater: list[object]
+    label: list[object]
+    session: list[object] | None = None
+    labeled_at: list[object] | None = None
+    rater_kind: list[object] | None = None
+    key: list[object] | None = None
+    errors: list[RowError] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.rows) + len({error.row for error in self.errors})
+
+    @classmethod
+    def from_records(cls, records: Sequence[Mapping[str, object]], first_row: int = 1) -> RawBatch:
+        """A batch from dicts (a JSON request); row numbers count from ``first_row``."""
+        batch = cls(rows=[], item=[], rater=[], label=[])
+        present = {name for record in records for name in record if name in FIELDS}
+        for name in FIELDS[3:]:
+            if name in present:
+                setattr(batch, name, [])
+        for offset, record in enumerate(records):
+            row = first_row + offset
+            unknown = sorted(str(name) for name in record if name not in FIELDS)
+            if unknown:
+                batch.errors.append(RowError(row, None, f"unknown field(s) {', '.join(unknown)}"))
+                continue
+            batch.rows.append(row)
+            for name in FIELDS:
+                column = getattr(batch, name)
+                if column is not None:
+                    column.append(record.get(name))
+        return batch
+
+
+@dataclass
+class ValidBatch:
+    """Normalised rows of a batch that passed every check. labeled_at holds microseconds
+    since the epoch, None where the row gave none. ``duplicate_rows`` are positions of rows
+    that repeat an earlier row's client key and content: they are counted, not written."""
+
+    rows: list[int]
+    item: list[str]
+    rater: list[str]
+    label: list[str]
+    session: list[str | None] | None
+    labeled_at: list[int | None] | None
+    rater_kind: list[RaterKind | None] | None
+    key: list[str | None] | None
+    duplicate_rows: set[int] = field(default_factory=set)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def to_micros(moment: datetime) -> int:
+    return (moment - _EPOCH) // _ONE_MICROSECOND
+
+
+def _normalise_id(value: object, required: bool) -> Normalised:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    elif value is None:
+        return None, "is missing" if required else None
+    elif not isinstance(value, str):
+        return None, f"must be text or an integer, got {type(value).__name__}"
+    text = value.strip()
+    if not text:
+        return None, "is empty" if required else None
+    if len(text) > ID_MAX:
+        return None, f"is {len(text)} characters long (at most {ID_MAX})"
+    bad = _BAD_CHARACTER.search(text)
+    if bad is not None:
+        if _SURROGATE.search(text):
+            return None, "is not valid UTF-8 (files must be UTF-8 encoded)"
+        return None, f"contains the control character U+{ord(bad.group()):04X}"
+    return text, None
+
+
+def _required_id(value: object) -> Normalised:
+    return _normalise_id(value, required=True)
+
+
+def _optional_id(value: object) -> Normalised:
+    return _normalise_id(value, required=False)
+
+
+def _label_checker(categories: Sequence[str]) -> Callable[[object], Normalised]:
+    known = set(categories)
+    listing = ", ".join(categories[:20]) + (", ..." if len(categories) > 20 else "")
+
+    def check(value: object) -> Normalised:
+        text, error = _normalise_id(value, required=True)
+        if error is not None:
+            return None, error
+        if text not in known:
+            return None, f"unknown category {shown(text)} (the project has: {listing})"
+        return text, None
+
+    return check
+
+
+def _timestamp(value: object) -> Normalised:
+    if value is None or value == "":
+        return None, None
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None, None
+        if len(text) > TIMESTAMP_MAX:
+            return None, f"is {len(text)} characters long: not a timestamp"
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            return None, f"is not an ISO 8601 timestamp: {shown(text)}"
+    else:
+        return None, f"must be an ISO 8601 text, got {type(value).__name__}"
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return to_micros(moment), None
+
+
+def _rater_kind(value: object) -> Normalised:
+    if value is None or value == "":
+        return None, None
+    if isinstance(value, str):
+        try:
+            return RaterKind(value.strip().lower()), None
+        except ValueError:
+            pass
+    return None, f"must be 'human' or 'model', got {shown(value)}"
+
+
+def _normalise_column(
+    values: list[object],
+    rows: list[int],
+    name: str,
+    normalise: Callable[[object], Normalised],
+    errors: list[RowError],
+) -> list[object]:
+    """Normalise one column, checking each distinct value once when all are text."""
+    if not set(map(type, values)) <= {str, type(None)}:
+        # Mixed types (JSON): 1 == True == 1.0 would share a cache entry, so go row by row.
+        results = [normalise(value) for value in values]
+        for row, (_, message) in zip(rows, results, strict=True):
+            if message is not None:
+                errors.append(RowError(row, name, message))
+        return [value for value, _ in results]
+    distinct = set(values)
+    verdicts = {value: normalise(value) for value in distinct}
+    bad = {value for value, (_, message) in verdicts.items() if message is not None}
+    if bad:
+        for row, value in zip(rows, values, strict=True):
+            if value in bad:
+                errors.append(RowError(row, name, str(verdicts[value][1])))
+    if all(verdicts[value][0] is value for value in distinct):
+        return values  # already normal: the common case, no copy
+    return [verdicts[value][0] for value in values]
+
+
+def validate_batch(batch: RawBatch, categories: Sequence[str]) -> ValidBatch:
+    """Check every row of ``batch``; raise ``IngestRejected`` naming every bad row and field.
+
+    ``categories`` are the project's category names. Returns the normalised batch.
+    """
+    errors = list(batch.errors)
+    rows = batch.rows
+    item = _normalise_column(batch.item, rows, "item", _required_id, errors)
+    rater = _normalise_column(batch.rater, rows, "rater", _required_id, errors)
+    label = _normalise_column(batch.label, rows, "label", _label_checker(categories), errors)
+
+    def optional(name: str, normalise: Callable[[object], Normalised]) -> list | None:
+        column = getattr(batch, name)
+        if column is None:
+            return None
+        return _normalise_column(column, rows, name, normalise, errors)
+
+    valid = ValidBatch(
+        rows=rows,
+        item=item,  # type: ignore[arg-type]
+        rater=rater,  # type: ignore[arg-type]
+        label=label,  # type: ignore[arg-type]
+        session=optional("session", _optional_id),
+        labeled_at=optional("labeled_at", _timestamp),
+        rater_kind=optional("rater_kind", _rater_kind),
+        key=optional("key", _optional_id),
+    )
+    if not errors:
+        _check_rater_kinds(valid, errors)
+        _check_client_keys(valid, errors)
+    if errors:
+        raise IngestRejected(errors)
+    return valid
+
+
+def _check_rater_kinds(batch: ValidBatch, errors: list[RowError]) -> None:
+    """One rater, one kind: a row that contradicts an earlier row of the batch is an error."""
+    if batch.rater_kind is None:
+        return
+    stated = {(r, k) for r, k in zip(batch.rater, batch.rater_kind, strict=True) if k is not None}
+    if len(stated) == len({r for r, _ in stated}):
+        return
+    first: dict[str, tuple[RaterKind, int]] = {}
+    for row, rater, kind in zip(batch.rows, batch.rater, batch.rater_kind, strict=True):
+        if kind is None:
+            continue
+        seen = first.setdefault(rater, (kind, row))
+        if seen[0] != kind:
+            message = f"rater {shown(rater)} is '{kind}' here but '{seen[0]}' in row {seen[1]}"
+            errors.append(RowError(row, "rater_kind", message))
+
+
+def label_content(batch: ValidBatch, position: int) -> tuple[object, ...]:
+    """What a client key stands for: item, rater, label, session (labeled_at aside)."""
+    session = batch.session[position] if batch.session is not None else None
+    return (batch.item[position], batch.rater[position], batch.label[position], session)
+
+
+def _check_client_keys(batch: ValidBatch, errors: list[RowError]) -> None:
+    """A key seen twice: same content is a duplicate (skipped), other content a conflict.
+
+    labeled_at counts only when both rows give one: a client resending without a time must
+    not turn a retry into a conflict.
+    """
+    if batch.key is None:
+        return
+    keys = [k for k in batch.key if k is not None]
+    if len(set(keys)) == len(keys):
+        return
+    first: dict[str, int] = {}
+    for position, key in enumerate(batch.key):
+        if key is None:
+            continue
+        earlier = first.setdefault(key, position)
+        if earlier == position:
+            continue
+        same = label_content(batch, earlier) == label_content(batch, position)
+        if same and batch.labeled_at is not None:
+            a, b = batch.labeled_at[earlier], batch.labeled_at[position]
+            same = a is None or b is None or a == b
+        if same:
+            batch.duplicate_rows.add(position)
+        else:
+            message = (
+                f"client key {shown(key)} is used in row {batch.rows[earlier]} "
+                "for a different label"
+            )
+            errors.append(RowError(batch.rows[position], "key", message))

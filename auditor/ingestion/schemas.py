@@ -1,0 +1,99 @@
+"""Pydantic input schemas: a label as the API receives it, and a new project.
+
+The label schema only fixes the shape (field names and JSON types); the rules that need the
+whole batch or the project's vocabulary are in ``batch.validate_batch``, the single place
+where labels are judged.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from auditor.domain import CollapsePolicy, IntervalMethod, ProjectSettings, RhoMode, RhoUnrated
+
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+CATEGORY_NAME_MAX = 100
+PROJECT_NAME_MAX = 200
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_DEFAULTS = ProjectSettings()
+
+Identifier = str | int
+
+
+class LabelIn(BaseModel):
+    """One label in a request; ``as_record()`` feeds ``RawBatch.from_records``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    item: Identifier
+    rater: Identifier
+    label: Identifier
+    session: Identifier | None = None
+    labeled_at: datetime | None = Field(default=None, description="ISO 8601; no zone = UTC")
+    rater_kind: str | None = Field(default=None, description="'human' (default) or 'model'")
+    key: Identifier | None = Field(default=None, description="client key for idempotency")
+
+    def as_record(self) -> dict[str, object]:
+        return self.model_dump(exclude_none=True)
+
+
+def check_category_name(name: str) -> str:
+    """A category name as stored: trimmed, 1..100 characters, no control characters."""
+    text = name.strip()
+    if not text:
+        raise ValueError("a category name is empty")
+    if len(text) > CATEGORY_NAME_MAX:
+        raise ValueError(f"category name {text[:20]!r}... is longer than {CATEGORY_NAME_MAX}")
+    if _CONTROL.search(text):
+        raise ValueError(f"category name {text!r} contains a control character")
+    return text
+
+
+def check_new_categories(names: list[str], existing: list[str] | tuple[str, ...] = ()) -> list[str]:
+    checked = [check_category_name(name) for name in names]
+    seen = set(existing)
+    for name in checked:
+        if name in seen:
+            raise ValueError(f"category {name!r} appears twice")
+        seen.add(name)
+    return checked
+
+
+class ProjectIn(BaseModel):
+    """A new project: slug, display name, its categories in order, and its settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    slug: Annotated[str, Field(pattern=SLUG_PATTERN)]
+    name: Annotated[str, Field(min_length=1, max_length=PROJECT_NAME_MAX)]
+    categories: Annotated[list[str], Field(min_length=2)]
+    collapse: CollapsePolicy = _DEFAULTS.collapse
+    rho_mode: RhoMode = _DEFAULTS.rho_mode
+    rho_unrated: RhoUnrated = _DEFAULTS.rho_unrated
+    interval_method: IntervalMethod = _DEFAULTS.interval_method
+    interval_level: float = _DEFAULTS.interval_level
+    bootstrap_resamples: int = _DEFAULTS.bootstrap_resamples
+    windows_days: tuple[int, ...] = _DEFAULTS.windows_days
+    recompute_interval_seconds: int = _DEFAULTS.recompute_interval_seconds
+
+    @field_validator("categories")
+    @classmethod
+    def _categories(cls, names: list[str]) -> list[str]:
+        return check_new_categories(names)
+
+    def settings(self) -> ProjectSettings:
+        """The project settings (ValueError when a value is out of range)."""
+        return ProjectSettings(
+            collapse=self.collapse,
+            rho_mode=self.rho_mode,
+            rho_unrated=self.rho_unrated,
+            interval_method=self.interval_method,
+            interval_level=self.interval_level,
+            bootstrap_resamples=self.bootstrap_resamples,
+            windows_days=tuple(sorted(set(self.windows_days))),
+            recompute_interval_seconds=self.recompute_interval_seconds,
+        )

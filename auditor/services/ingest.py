@@ -1,0 +1,252 @@
+"""Ingest labels: validate a whole batch, resolve ids in bulk, insert, all in one transaction.
+
+``ingest_labels`` takes one batch (an API request). ``import_batches`` takes the batches of a
+file and writes them in ONE transaction: a file with any bad row writes nothing. After the
+first bad batch it stops writing but keeps validating, so the report lists the bad rows of
+the whole file (up to a cap), not only of the first bad batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from auditor.domain import RaterKind
+from auditor.ingestion.batch import RawBatch, ValidBatch, validate_batch
+from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
+from auditor.services import NotFound
+from auditor.storage.db import to_micros, utc_now
+from auditor.storage.models import Project
+from auditor.storage.repositories import ClientKeyRace
+from auditor.storage.unit_of_work import UnitOfWork
+
+RACE_RETRIES = 3
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    inserted: int
+    duplicates: int
+    max_label_id: int | None
+
+
+@dataclass
+class ImportResult:
+    """What an import did. ``rejected`` True: nothing was written, ``errors`` say why."""
+
+    rows: int = 0
+    inserted: int = 0
+    duplicates: int = 0
+    max_label_id: int | None = None
+    errors: list[RowError] = field(default_factory=list)
+    error_count: int = 0
+
+    @property
+    def rejected(self) -> bool:
+        return self.error_count > 0
+
+
+def ingest_labels(
+    uow: UnitOfWork,
+    project_slug: str,
+    rows: RawBatch | Sequence[Mapping[str, object]],
+    *,
+    received_at: datetime | None = None,
+) -> IngestResult:
+    """Write one batch of labels or nothing (``IngestRejected`` names the bad rows).
+
+    ``rows`` are dicts with the fields of the import format (row numbers count from 1) or a
+    ``RawBatch``. Labels without labeled_at get ``received_at`` (default: now).
+    """
+    batch = rows if isinstance(rows, RawBatch) else RawBatch.from_records(rows)
+    for attempt in range(RACE_RETRIES):
+        try:
+            with uow:
+                project = _project(uow, project_slug)
+                categories = _category_ids(uow, project)
+                inserted, duplicates = _write_batch(uow, project, categories, batch, received_at)
+                max_id = uow.labels.max_label_id(project.id)
+                uow.commit()
+            return IngestResult(inserted, duplicates, max_id)
+        except ClientKeyRace:
+            # A concurrent request wrote one of our keys first; a retry sees it as a duplicate.
+            if attempt == RACE_RETRIES - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def import_batches(
+    uow: UnitOfWork,
+    project_slug: str,
+    batches: Iterable[RawBatch],
+    *,
+    on_batch: Callable[[ImportResult], None] | None = None,
+) -> ImportResult:
+    """Import a file's batches in one transaction (see the module docstring)."""
+    result = ImportResult()
+    received_at = utc_now()
+    with uow:
+        project = _project(uow, project_slug)
+        categories = _category_ids(uow, project)
+        names = list(categories)
+        for batch in batches:
+            result.rows += len(batch)
+            try:
+                if result.rejected:
+                    validate_batch(batch, names)  # report the rest of the file, write nothing
+                else:
+                    inserted, duplicates = _write_batch(
+                        uow, project, categories, batch, received_at
+                    )
+                    result.inserted += inserted
+                    result.duplicates += duplicates
+            except IngestRejected as rejection:
+                room = MAX_REPORTED_ERRORS - len(result.errors)
+                result.errors.extend(rejection.errors[: max(room, 0)])
+                result.error_count += rejection.total
+            if on_batch is not None:
+                on_batch(result)
+        if result.rejected:
+            result.inserted = result.duplicates = 0
+            return result  # leaving the block rolls back
+        result.max_label_id = uow.labels.max_label_id(project.id)
+        uow.commit()
+    return result
+
+
+def _project(uow: UnitOfWork, slug: str) -> Project:
+    project = uow.projects.get(slug)
+    if project is None:
+        raise NotFound(f"no project {slug!r}")
+    return project
+
+
+def _category_ids(uow: UnitOfWork, project: Project) -> dict[str, int]:
+    return {c.name: c.id for c in uow.projects.categories(project.id)}
+
+
+def _write_batch(
+    uow: UnitOfWork,
+    project: Project,
+    categories: dict[str, int],
+    raw: RawBatch,
+    received_at: datetime | None,
+) -> tuple[int, int]:
+    """Validate, resolve and insert one batch inside the caller's transaction.
+
+    Returns (inserted, duplicates); raises ``IngestRejected`` before inserting any label.
+    """
+    batch = validate_batch(raw, list(categories))
+    received = to_micros(received_at or utc_now())
+    labeled_at = (
+        [received if t is None else t for t in batch.labeled_at]
+        if batch.labeled_at is not None
+        else [received] * len(batch)
+    )
+    errors: list[RowError] = []
+    raters = _resolve_raters(uow, project.id, batch, errors)
+    items = uow.labels.resolve_items(project.id, batch.item)
+    rater_ids = [raters[name][0] for name in batch.rater]
+    item_ids = [items[name] for name in batch.item]
+    category_ids = [categories[name] for name in batch.label]
+    session_ids = _resolve_sessions(uow, project.id, batch, rater_ids, labeled_at)
+    skip = set(batch.duplicate_rows)
+    if batch.key is not None:
+        content = (item_ids, rater_ids, category_ids, session_ids)
+        skip |= _stored_duplicates(uow, project.id, batch, content, errors)
+    if errors:
+        raise IngestRejected(errors)
+    keys = batch.key or [None] * len(batch)
+    sessions = session_ids or [None] * len(batch)
+    rows = [
+        (project.id, item, rater, session, category, at, received, key)
+        for item, rater, session, category, at, key in zip(
+            item_ids, rater_ids, sessions, category_ids, labeled_at, keys, strict=True
+        )
+    ]
+    if skip:
+        rows = [row for position, row in enumerate(rows) if position not in skip]
+    uow.labels.insert_labels(rows)
+    return len(rows), len(skip)
+
+
+def _resolve_raters(
+    uow: UnitOfWork, project_id: int, batch: ValidBatch, errors: list[RowError]
+) -> dict[str, tuple[int, RaterKind]]:
+    """Raters by name, created on first sight; a row stating another kind than the stored
+    one is an error (a rater's kind never changes)."""
+    kinds: dict[str, RaterKind | None] = dict.fromkeys(batch.rater)
+    if batch.rater_kind is not None:
+        for rater, kind in set(zip(batch.rater, batch.rater_kind, strict=True)):
+            if kind is not None:
+                kinds[rater] = kind
+    raters = uow.labels.resolve_raters(project_id, kinds)
+    changed = {name for name, kind in kinds.items() if kind is not None and raters[name][1] != kind}
+    if changed and batch.rater_kind is not None:
+        for row, rater, kind in zip(batch.rows, batch.rater, batch.rater_kind, strict=True):
+            if rater in changed and kind is not None and kind != raters[rater][1]:
+                message = (
+                    f"rater {shown(rater)} is stored as '{raters[rater][1]}'; "
+                    f"its kind cannot change to '{kind}'"
+                )
+                errors.append(RowError(row, "rater_kind", message))
+    return raters
+
+
+def _resolve_sessions(
+    uow: UnitOfWork,
+    project_id: int,
+    batch: ValidBatch,
+    rater_ids: list[int],
+    labeled_at: list[int],
+) -> list[int | None] | None:
+    if batch.session is None:
+        return None
+    spans: dict[tuple[int, str], tuple[int, int]] = {}
+    for rater_id, name, at in zip(rater_ids, batch.session, labeled_at, strict=True):
+        if name is None:
+            continue
+        earliest, latest = spans.get((rater_id, name), (at, at))
+        spans[(rater_id, name)] = (min(earliest, at), max(latest, at))
+    if not spans:
+        return None
+    ids = uow.labels.resolve_sessions(project_id, spans)
+    return [
+        None if name is None else ids[(rater_id, name)]
+        for rater_id, name in zip(rater_ids, batch.session, strict=True)
+    ]
+
+
+def _stored_duplicates(
+    uow: UnitOfWork,
+    project_id: int,
+    batch: ValidBatch,
+    content: tuple[list[int], list[int], list[int], list[int | None] | None],
+    errors: list[RowError],
+) -> set[int]:
+    """Positions whose client key is stored with the same content (duplicates); a stored key
+    with other content is a conflict error. labeled_at counts only when the row gives it."""
+    keys = batch.key or []
+    stored = uow.labels.find_client_keys(project_id, (k for k in keys if k is not None))
+    if not stored:
+        return set()
+    item_ids, rater_ids, category_ids, session_ids = content
+    duplicates = set()
+    for position, key in enumerate(keys):
+        if key is None or key not in stored:
+            continue
+        item, rater, category, session, at = stored[key]
+        given_at = batch.labeled_at[position] if batch.labeled_at is not None else None
+        same = (
+            (item, rater, category)
+            == (item_ids[position], rater_ids[position], category_ids[position])
+            and session == (session_ids[position] if session_ids is not None else None)
+            and (given_at is None or given_at == at)
+        )
+        if same:
+            duplicates.add(position)
+        else:
+            message = f"client key {shown(key)} is already stored for a different label"
+            errors.append(RowError(batch.rows[position], "key", message))
+    return duplicates

@@ -1,0 +1,154 @@
+"""Projects and their category vocabulary: create, list, show, add / rename / remove a category.
+
+A category that has labels can be neither renamed nor removed (old labels would change
+meaning); the foreign key from labels (ON DELETE RESTRICT) backs the check up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from auditor.domain import ProjectSettings
+from auditor.ingestion.schemas import ProjectIn, check_category_name, check_new_categories
+from auditor.services import Conflict, Invalid, NotFound
+from auditor.storage.db import utc_now
+from auditor.storage.models import Project
+from auditor.storage.unit_of_work import UnitOfWork
+
+
+@dataclass(frozen=True)
+class ProjectView:
+    slug: str
+    name: str
+    created_at: datetime
+    categories: tuple[str, ...]
+    settings: ProjectSettings
+    counts: dict[str, int] | None = None
+
+
+def _view(uow: UnitOfWork, project: Project, with_counts: bool = False) -> ProjectView:
+    return ProjectView(
+        slug=project.slug,
+        name=project.name,
+        created_at=project.created_at,
+        categories=tuple(c.name for c in uow.projects.categories(project.id)),
+        settings=project.settings(),
+        counts=uow.projects.counts(project.id) if with_counts else None,
+    )
+
+
+def _get(uow: UnitOfWork, slug: str, *, for_update: bool = False) -> Project:
+    project = uow.projects.get(slug, for_update=for_update)
+    if project is None:
+        raise NotFound(f"no project {slug!r}")
+    return project
+
+
+def _messages(error: ValidationError) -> str:
+    parts = []
+    for detail in error.errors():
+        where = ".".join(str(part) for part in detail["loc"])
+        message = str(detail["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
+
+
+def create_project(uow: UnitOfWork, slug: str, categories: list[str], **fields: Any) -> ProjectView:
+    """Create a project; ``fields`` are ``name`` and the settings of ``ProjectIn``."""
+    fields.setdefault("name", slug)
+    try:
+        request = ProjectIn(slug=slug, categories=categories, **fields)
+        settings = request.settings()
+    except ValidationError as error:
+        raise Invalid(_messages(error)) from None
+    except ValueError as error:
+        raise Invalid(str(error)) from None
+    with uow:
+        if uow.projects.get(request.slug) is not None:
+            raise Conflict(f"project {request.slug!r} already exists")
+        project = Project(slug=request.slug, name=request.name, created_at=utc_now())
+        project.apply_settings(settings)
+        uow.projects.add(project, request.categories)
+        view = _view(uow, project)
+        uow.commit()
+    return view
+
+
+def list_projects(uow: UnitOfWork) -> list[ProjectView]:
+    with uow:
+        return [_view(uow, project) for project in uow.projects.list()]
+
+
+def show_project(uow: UnitOfWork, slug: str) -> ProjectView:
+    with uow:
+        return _view(uow, _get(uow, slug), with_counts=True)
+
+
+def project_settings(uow: UnitOfWork, slug: str) -> ProjectSettings:
+    with uow:
+        return _get(uow, slug).settings()
+
+
+def add_categories(uow: UnitOfWork, slug: str, names: list[str]) -> tuple[str, ...]:
+    """Append categories at the end of the vocabulary; returns the whole vocabulary."""
+    with uow:
+        project = _get(uow, slug, for_update=True)
+        existing = uow.projects.categories(project.id)
+        try:
+            new = check_new_categories(names, [c.name for c in existing])
+        except ValueError as error:
+            raise Invalid(str(error)) from None
+        if not new:
+            raise Invalid("no category to add")
+        for offset, name in enumerate(new):
+            uow.projects.add_category(project.id, len(existing) + offset, name)
+        view = _view(uow, project)
+        uow.commit()
+    return view.categories
+
+
+def _category_without_labels(uow: UnitOfWork, project: Project, name: str, verb: str) -> Any:
+    categories = {c.name: c for c in uow.projects.categories(project.id)}
+    if name not in categories:
+        raise NotFound(f"project {project.slug!r} has no category {name!r}")
+    category = categories[name]
+    count = uow.projects.category_label_count(category.id)
+    if count:
+        raise Conflict(f"cannot {verb} category {name!r}: {count} label(s) use it")
+    return category
+
+
+def rename_category(uow: UnitOfWork, slug: str, old: str, new: str) -> tuple[str, ...]:
+    with uow:
+        project = _get(uow, slug, for_update=True)
+        category = _category_without_labels(uow, project, old, "rename")
+        try:
+            new_name = check_category_name(new)
+        except ValueError as error:
+            raise Invalid(str(error)) from None
+        if new_name in {c.name for c in uow.projects.categories(project.id)} - {old}:
+            raise Conflict(f"project {slug!r} already has a category {new_name!r}")
+        category.name = new_name
+        view = _view(uow, project)
+        uow.commit()
+    return view.categories
+
+
+def remove_category(uow: UnitOfWork, slug: str, name: str) -> tuple[str, ...]:
+    """Remove an unused category; the ones after it move up one position (indices stay dense)."""
+    with uow:
+        project = _get(uow, slug, for_update=True)
+        category = _category_without_labels(uow, project, name, "remove")
+        removed_position = category.position
+        uow.projects.remove_category(category)
+        for later in uow.projects.categories(project.id):
+            if later.position > removed_position:
+                later.position -= 1
+                uow.session.flush()  # one at a time: (project, position) is unique
+        view = _view(uow, project)
+        uow.commit()
+    return view.categories

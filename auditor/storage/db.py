@@ -1,0 +1,127 @@
+"""Engine factory, the declarative base with its naming convention, and the UTC time type.
+
+Two backends, one schema:
+
+- PostgreSQL through ``postgresql+psycopg://`` (the distributed deployment);
+- SQLite (the embedded default). Every SQLite connection gets ``PRAGMA foreign_keys=ON``
+  (SQLite ignores foreign keys otherwise), WAL journaling (readers do not block the writer)
+  and a busy timeout (a second writer waits instead of failing at once).
+
+Time: every timestamp column is ``UtcMicros``: an aware UTC ``datetime`` in Python, stored as
+integer microseconds since the Unix epoch in a BIGINT on both backends. Integers order and
+compare the same everywhere (SQLite has no time type) and load straight into NumPy int64
+(``LabelArrays.order``) without parsing.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import BigInteger, Integer, MetaData, create_engine, event
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine.interfaces import Dialect
+from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.pool import StaticPool
+from sqlalchemy.types import TypeDecorator
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+# Stable constraint names: migrations can drop and alter constraints by name on both backends
+# (SQLite batch mode needs names to recreate tables).
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+ONE_MICROSECOND = timedelta(microseconds=1)
+
+# A BIGINT primary key that is an INTEGER (a rowid alias, hence autoincrementing) on SQLite.
+BigId = BigInteger().with_variant(Integer, "sqlite")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def to_micros(moment: datetime) -> int:
+    """Microseconds since the epoch of an aware datetime; naive ones are refused."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"naive datetime {moment!r}: timestamps must carry a time zone")
+    return (moment - EPOCH) // ONE_MICROSECOND
+
+
+def from_micros(micros: int) -> datetime:
+    return EPOCH + timedelta(microseconds=micros)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class UtcMicros(TypeDecorator[datetime]):
+    """Aware UTC datetime <-> BIGINT microseconds since the epoch (see the module docstring).
+
+    Integers pass through unchanged on the way in, so bulk paths can bind precomputed values.
+    """
+
+    impl = BigInteger
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> int | None:
+        if value is None or isinstance(value, int):
+            return value
+        return to_micros(value)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        return None if value is None else from_micros(int(value))
+
+
+def is_sqlite(url: str) -> bool:
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """An engine for ``url`` with the per-connection setup of this module's docstring.
+
+    On SQLite, transactions start with ``BEGIN`` emitted by us rather than by the driver, so
+    that ``BEGIN IMMEDIATE`` can be asked for through the execution option
+    ``sqlite_begin="IMMEDIATE"`` (the unit of work does this for writes: a writer takes the
+    write lock up front and waits for it, instead of failing when it upgrades a read).
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        kwargs.setdefault("pool_pre_ping", True)
+        return create_engine(parsed, **kwargs)
+
+    database = parsed.database or ""
+    in_memory = database in ("", ":memory:") or "mode=memory" in str(parsed)
+    connect_args = kwargs.pop("connect_args", {})
+    connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
+    connect_args.setdefault("check_same_thread", False)
+    if in_memory:
+        kwargs.setdefault("poolclass", StaticPool)
+    engine = create_engine(parsed, connect_args=connect_args, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take transaction control away from the sqlite3 module (see the docstring).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        if not in_memory:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
+        connection.exec_driver_sql(f"BEGIN {mode}")
+
+    return engine

@@ -1,0 +1,239 @@
+"""The tables, as SQLAlchemy 2 typed models.
+
+Cross-project integrity is enforced by the database, not only by the code: items, raters,
+sessions and categories carry a UNIQUE (project_id, id), and a label references each of them
+through a composite foreign key that includes its own project_id, so a label can never point at
+a row of another project. A session references its rater the same way, and a label's session
+must belong to the label's rater: (project_id, rater_id, session_id) -> sessions.
+
+Timestamps are ``UtcMicros`` (BIGINT microseconds since the epoch; see ``db.py``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    Float,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    String,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from auditor.domain import (
+    CollapsePolicy,
+    IntervalMethod,
+    ProjectSettings,
+    RaterKind,
+    RhoMode,
+    RhoUnrated,
+)
+from auditor.storage.db import Base, BigId, UtcMicros
+
+SLUG_MAX = 64
+NAME_MAX = 200
+EXTERNAL_ID_MAX = 200
+CATEGORY_NAME_MAX = 100
+CLIENT_KEY_MAX = 200
+
+_DEFAULTS = ProjectSettings()
+
+
+def _one_of(column: str, enum: type) -> str:
+    values = ", ".join(f"'{member.value}'" for member in enum)
+    return f"{column} IN ({values})"
+
+
+def _literal(value: object) -> Any:
+    return text(f"'{value}'") if isinstance(value, str) else text(str(value))
+
+
+def windows_to_text(windows_days: tuple[int, ...]) -> str:
+    return ",".join(str(days) for days in windows_days)
+
+
+def windows_from_text(stored: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in stored.split(",") if part)
+
+
+class Project(Base):
+    __tablename__ = "projects"
+    __table_args__ = (
+        CheckConstraint(_one_of("collapse", CollapsePolicy), name="collapse"),
+        CheckConstraint(_one_of("rho_mode", RhoMode), name="rho_mode"),
+        CheckConstraint(_one_of("rho_unrated", RhoUnrated), name="rho_unrated"),
+        CheckConstraint(_one_of("interval_method", IntervalMethod), name="interval_method"),
+        CheckConstraint("interval_level >= 0.5 AND interval_level < 1", name="interval_level"),
+        CheckConstraint("bootstrap_resamples >= 10", name="bootstrap_resamples"),
+        CheckConstraint("recompute_interval_seconds > 0", name="recompute_interval"),
+        CheckConstraint("slug <> ''", name="slug_not_empty"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    slug: Mapped[str] = mapped_column(String(SLUG_MAX), unique=True)
+    name: Mapped[str] = mapped_column(String(NAME_MAX))
+    created_at: Mapped[datetime] = mapped_column(UtcMicros)
+    collapse: Mapped[str] = mapped_column(
+        String(16), server_default=_literal(_DEFAULTS.collapse.value)
+    )
+    rho_mode: Mapped[str] = mapped_column(
+        String(16), server_default=_literal(_DEFAULTS.rho_mode.value)
+    )
+    rho_unrated: Mapped[str] = mapped_column(
+        String(16), server_default=_literal(_DEFAULTS.rho_unrated.value)
+    )
+    interval_method: Mapped[str] = mapped_column(
+        String(16), server_default=_literal(_DEFAULTS.interval_method.value)
+    )
+    interval_level: Mapped[float] = mapped_column(
+        Float, server_default=_literal(_DEFAULTS.interval_level)
+    )
+    bootstrap_resamples: Mapped[int] = mapped_column(
+        Integer, server_default=_literal(_DEFAULTS.bootstrap_resamples)
+    )
+    # Rolling windows in days, comma-separated ("7,30"): a short list read whole, never queried.
+    windows_days: Mapped[str] = mapped_column(
+        String(200), server_default=_literal(windows_to_text(_DEFAULTS.windows_days))
+    )
+    recompute_interval_seconds: Mapped[int] = mapped_column(
+        Integer, server_default=_literal(_DEFAULTS.recompute_interval_seconds)
+    )
+
+    def settings(self) -> ProjectSettings:
+        return ProjectSettings(
+            collapse=CollapsePolicy(self.collapse),
+            rho_mode=RhoMode(self.rho_mode),
+            rho_unrated=RhoUnrated(self.rho_unrated),
+            interval_method=IntervalMethod(self.interval_method),
+            interval_level=self.interval_level,
+            bootstrap_resamples=self.bootstrap_resamples,
+            windows_days=windows_from_text(self.windows_days),
+            recompute_interval_seconds=self.recompute_interval_seconds,
+        )
+
+    def apply_settings(self, settings: ProjectSettings) -> None:
+        self.collapse = settings.collapse.value
+        self.rho_mode = settings.rho_mode.value
+        self.rho_unrated = settings.rho_unrated.value
+        self.interval_method = settings.interval_method.value
+        self.interval_level = settings.interval_level
+        self.bootstrap_resamples = settings.bootstrap_resamples
+        self.windows_days = windows_to_text(settings.windows_days)
+        self.recompute_interval_seconds = settings.recompute_interval_seconds
+
+
+class Category(Base):
+    """One entry of a project's ordered nominal vocabulary; ``position`` is its index 0..K-1."""
+
+    __tablename__ = "categories"
+    __table_args__ = (
+        UniqueConstraint("project_id", "id"),
+        UniqueConstraint("project_id", "position"),
+        UniqueConstraint("project_id", "name"),
+        CheckConstraint("position >= 0", name="position_not_negative"),
+        CheckConstraint("name <> ''", name="name_not_empty"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(CATEGORY_NAME_MAX))
+
+
+class Rater(Base):
+    __tablename__ = "raters"
+    __table_args__ = (
+        UniqueConstraint("project_id", "id"),
+        UniqueConstraint("project_id", "external_id"),
+        CheckConstraint(_one_of("kind", RaterKind), name="kind"),
+        CheckConstraint("external_id <> ''", name="external_id_not_empty"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    external_id: Mapped[str] = mapped_column(String(EXTERNAL_ID_MAX))
+    kind: Mapped[str] = mapped_column(String(8), server_default=_literal(RaterKind.HUMAN.value))
+    display_name: Mapped[str | None] = mapped_column(String(NAME_MAX))
+
+
+class Item(Base):
+    __tablename__ = "items"
+    __table_args__ = (
+        UniqueConstraint("project_id", "id"),
+        UniqueConstraint("project_id", "external_id"),
+        CheckConstraint("external_id <> ''", name="external_id_not_empty"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    external_id: Mapped[str] = mapped_column(String(EXTERNAL_ID_MAX))
+    # "metadata" is reserved on declarative classes, hence the attribute name.
+    meta: Mapped[dict[str, Any] | None] = mapped_column(
+        "metadata", JSON().with_variant(JSONB(), "postgresql")
+    )
+
+
+class Session(Base):
+    """One sitting of one rater; started_at/ended_at span the labels seen in it so far."""
+
+    __tablename__ = "sessions"
+    __table_args__ = (
+        UniqueConstraint("project_id", "rater_id", "id"),
+        UniqueConstraint("project_id", "rater_id", "external_id"),
+        ForeignKeyConstraint(["project_id", "rater_id"], ["raters.project_id", "raters.id"]),
+        CheckConstraint("external_id <> ''", name="external_id_not_empty"),
+        CheckConstraint("ended_at >= started_at", name="ended_after_started"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    rater_id: Mapped[int] = mapped_column(Integer)
+    external_id: Mapped[str] = mapped_column(String(EXTERNAL_ID_MAX))
+    started_at: Mapped[datetime] = mapped_column(UtcMicros)
+    ended_at: Mapped[datetime] = mapped_column(UtcMicros)
+
+
+class Label(Base):
+    """One judgement. ``id`` is monotone (AUTOINCREMENT on SQLite, a sequence on PostgreSQL):
+    later parts use the highest id seen as a watermark."""
+
+    __tablename__ = "labels"
+    __table_args__ = (
+        ForeignKeyConstraint(["project_id", "item_id"], ["items.project_id", "items.id"]),
+        ForeignKeyConstraint(["project_id", "rater_id"], ["raters.project_id", "raters.id"]),
+        ForeignKeyConstraint(
+            ["project_id", "rater_id", "session_id"],
+            ["sessions.project_id", "sessions.rater_id", "sessions.id"],
+        ),
+        ForeignKeyConstraint(
+            ["project_id", "category_id"],
+            ["categories.project_id", "categories.id"],
+            ondelete="RESTRICT",
+        ),
+        UniqueConstraint("project_id", "client_key"),
+        Index("ix_labels_project_id_id", "project_id", "id"),
+        Index("ix_labels_project_id_labeled_at", "project_id", "labeled_at"),
+        CheckConstraint("client_key <> ''", name="client_key_not_empty"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    # No foreign key of its own: the composite keys below already pin the project, and every
+    # foreign key costs a lookup per inserted label.
+    project_id: Mapped[int] = mapped_column(Integer)
+    item_id: Mapped[int] = mapped_column(BigId)
+    rater_id: Mapped[int] = mapped_column(Integer)
+    session_id: Mapped[int | None] = mapped_column(BigId)
+    category_id: Mapped[int] = mapped_column(Integer)
+    labeled_at: Mapped[datetime] = mapped_column(UtcMicros)
+    received_at: Mapped[datetime] = mapped_column(UtcMicros)
+    client_key: Mapped[str | None] = mapped_column(String(CLIENT_KEY_MAX))

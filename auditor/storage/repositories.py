@@ -1,0 +1,270 @@
+"""Repositories: the only code that reads and writes the tables of this issue.
+
+``ProjectRepository`` works with ORM objects (few rows, clarity first). ``LabelStore`` is the
+ingestion hot path and works column by column with Core statements: it resolves external ids
+to row ids in bulk (select what exists, insert what is missing with ON CONFLICT DO NOTHING,
+select again, so concurrent writers meet at the unique constraints) and inserts labels with
+COPY on PostgreSQL and executemany on SQLite. Nothing here commits: the unit of work does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import psycopg
+from sqlalchemy import BigInteger, Table, bindparam, case, func, select, type_coerce, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session as OrmSession
+
+from auditor.domain import ProjectSettings, RaterKind
+from auditor.storage.models import Category, Item, Label, Project, Rater, Session
+
+CHUNK = 500  # ids per IN (...) list: well under SQLite's bound-parameter limit
+
+_items: Table = Item.__table__  # type: ignore[assignment]
+_raters: Table = Rater.__table__  # type: ignore[assignment]
+_sessions: Table = Session.__table__  # type: ignore[assignment]
+_labels: Table = Label.__table__  # type: ignore[assignment]
+
+LABEL_COLUMNS = (
+    "project_id",
+    "item_id",
+    "rater_id",
+    "session_id",
+    "category_id",
+    "labeled_at",
+    "received_at",
+    "client_key",
+)
+
+
+class ClientKeyRace(RuntimeError):
+    """Another transaction inserted one of this batch's client keys first; retry the batch."""
+
+
+def _chunks(values: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+class ProjectRepository:
+    def __init__(self, session: OrmSession) -> None:
+        self.session = session
+
+    def add(self, project: Project, category_names: Sequence[str]) -> Project:
+        self.session.add(project)
+        self.session.flush()
+        for position, name in enumerate(category_names):
+            self.session.add(Category(project_id=project.id, position=position, name=name))
+        self.session.flush()
+        return project
+
+    def get(self, slug: str, *, for_update: bool = False) -> Project | None:
+        statement = select(Project).where(Project.slug == slug)
+        if for_update:
+            statement = statement.with_for_update()  # ignored on SQLite (one writer anyway)
+        return self.session.scalars(statement).one_or_none()
+
+    def list(self) -> list[Project]:
+        return list(self.session.scalars(select(Project).order_by(Project.slug)))
+
+    def settings(self, slug: str) -> ProjectSettings | None:
+        project = self.get(slug)
+        return None if project is None else project.settings()
+
+    def categories(self, project_id: int) -> list[Category]:
+        statement = (
+            select(Category).where(Category.project_id == project_id).order_by(Category.position)
+        )
+        return list(self.session.scalars(statement))
+
+    def add_category(self, project_id: int, position: int, name: str) -> Category:
+        category = Category(project_id=project_id, position=position, name=name)
+        self.session.add(category)
+        self.session.flush()
+        return category
+
+    def remove_category(self, category: Category) -> None:
+        self.session.delete(category)
+        self.session.flush()
+
+    def category_label_count(self, category_id: int) -> int:
+        statement = select(func.count()).where(Label.category_id == category_id)
+        return int(self.session.scalar(statement) or 0)
+
+    def counts(self, project_id: int) -> dict[str, int]:
+        """Rows per table for one project (labels, items, raters, sessions)."""
+        result = {}
+        for name, model in (("labels", Label), ("items", Item), ("raters", Rater)):
+            statement = select(func.count()).where(model.project_id == project_id)
+            result[name] = int(self.session.scalar(statement) or 0)
+        statement = select(func.count()).where(Session.project_id == project_id)
+        result["sessions"] = int(self.session.scalar(statement) or 0)
+        return result
+
+
+class LabelStore:
+    """Bulk resolution of items, raters and sessions, and bulk label inserts."""
+
+    def __init__(self, session: OrmSession) -> None:
+        self.session = session
+
+    @property
+    def _connection(self) -> Any:
+        return self.session.connection()
+
+    @property
+    def dialect(self) -> str:
+        return str(self._connection.dialect.name)
+
+    def _insert_ignoring_conflicts(self, table: Table, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        insert = postgresql.insert if self.dialect == "postgresql" else sqlite.insert
+        self._connection.execute(insert(table).on_conflict_do_nothing(), rows)
+
+    def _select_by_external_id(
+        self, table: Table, project_id: int, external_ids: Sequence[str], *columns: Any
+    ) -> list[Any]:
+        found: list[Any] = []
+        for chunk in _chunks(external_ids):
+            statement = select(table.c.external_id, *columns).where(
+                table.c.project_id == project_id, table.c.external_id.in_(chunk)
+            )
+            found.extend(self._connection.execute(statement))
+        return found
+
+    def resolve_items(self, project_id: int, external_ids: Iterable[str]) -> dict[str, int]:
+        """Row ids of the items, creating those seen for the first time."""
+        wanted = sorted(set(external_ids))
+        ids = dict(self._select_by_external_id(_items, project_id, wanted, _items.c.id))
+        missing = [name for name in wanted if name not in ids]
+        if missing:
+            rows = [{"project_id": project_id, "external_id": name} for name in missing]
+            self._insert_ignoring_conflicts(_items, rows)
+            ids.update(self._select_by_external_id(_items, project_id, missing, _items.c.id))
+        return ids
+
+    def resolve_raters(
+        self, project_id: int, kinds: dict[str, RaterKind | None]
+    ) -> dict[str, tuple[int, RaterKind]]:
+        """(row id, stored kind) per rater; new raters get the given kind (default human)."""
+        wanted = sorted(kinds)
+        columns = (_raters.c.id, _raters.c.kind)
+        found = self._select_by_external_id(_raters, project_id, wanted, *columns)
+        result = {name: (rater_id, RaterKind(kind)) for name, rater_id, kind in found}
+        missing = [name for name in wanted if name not in result]
+        if missing:
+            rows = [
+                {
+                    "project_id": project_id,
+                    "external_id": name,
+                    "kind": (kinds[name] or RaterKind.HUMAN).value,
+                }
+                for name in missing
+            ]
+            self._insert_ignoring_conflicts(_raters, rows)
+            for name, rater_id, kind in self._select_by_external_id(
+                _raters, project_id, missing, *columns
+            ):
+                result[name] = (rater_id, RaterKind(kind))
+        return result
+
+    def resolve_sessions(
+        self, project_id: int, spans: dict[tuple[int, str], tuple[int, int]]
+    ) -> dict[tuple[int, str], int]:
+        """Row ids of sessions keyed by (rater id, external id); ``spans`` gives the
+        (earliest, latest) labeled_at in microseconds seen for each, which widen the
+        session's started_at/ended_at."""
+        names = sorted({name for _, name in spans})
+        columns = (_sessions.c.rater_id, _sessions.c.id)
+
+        def existing() -> dict[tuple[int, str], int]:
+            found = self._select_by_external_id(_sessions, project_id, names, *columns)
+            return {(r, n): i for n, r, i in found if (r, n) in spans}
+
+        ids = existing()
+        missing = [pair for pair in spans if pair not in ids]
+        if missing:
+            rows = [
+                {
+                    "project_id": project_id,
+                    "rater_id": rater_id,
+                    "external_id": name,
+                    "started_at": spans[(rater_id, name)][0],
+                    "ended_at": spans[(rater_id, name)][1],
+                }
+                for rater_id, name in missing
+            ]
+            self._insert_ignoring_conflicts(_sessions, rows)
+            ids = existing()
+        self._widen_sessions([(ids[pair], *spans[pair]) for pair in spans])
+        return ids
+
+    def _widen_sessions(self, spans: list[tuple[int, int, int]]) -> None:
+        # In SQL, not read-modify-write: concurrent writers to one session cannot lose a widening.
+        earliest = bindparam("earliest", type_=BigInteger)
+        latest = bindparam("latest", type_=BigInteger)
+        started, ended = _sessions.c.started_at, _sessions.c.ended_at
+        statement = (
+            update(_sessions)
+            .where(_sessions.c.id == bindparam("session_id"))
+            .where((started > earliest) | (ended < latest))
+            .values(
+                started_at=case((started > earliest, earliest), else_=started),
+                ended_at=case((ended < latest, latest), else_=ended),
+            )
+        )
+        rows = [{"session_id": i, "earliest": lo, "latest": hi} for i, lo, hi in spans]
+        if rows:
+            self._connection.execute(statement, rows)
+
+    def find_client_keys(self, project_id: int, keys: Iterable[str]) -> dict[str, tuple[Any, ...]]:
+        """Stored labels by client key: (item_id, rater_id, category_id, session_id,
+        labeled_at in microseconds)."""
+        wanted = sorted(set(keys))
+        found: dict[str, tuple[Any, ...]] = {}
+        columns = [_labels.c[name] for name in ("item_id", "rater_id", "category_id")]
+        columns += [_labels.c.session_id, type_coerce(_labels.c.labeled_at, BigInteger)]
+        for chunk in _chunks(wanted):
+            statement = select(_labels.c.client_key, *columns).where(
+                _labels.c.project_id == project_id, _labels.c.client_key.in_(chunk)
+            )
+            for key, *content in self._connection.execute(statement):
+                found[key] = tuple(content)
+        return found
+
+    def insert_labels(self, rows: list[tuple[Any, ...]]) -> None:
+        """Insert label tuples ordered as ``LABEL_COLUMNS`` (times in microseconds)."""
+        if not rows:
+            return
+        connection = self._connection
+        try:
+            if self.dialect == "postgresql":
+                cursor = connection.connection.driver_connection.cursor()
+                with (
+                    cursor,
+                    cursor.copy(f"COPY labels ({', '.join(LABEL_COLUMNS)}) FROM STDIN") as copy,
+                ):
+                    for row in rows:
+                        copy.write_row(row)
+            else:
+                placeholders = ", ".join("?" * len(LABEL_COLUMNS))
+                statement = (
+                    f"INSERT INTO labels ({', '.join(LABEL_COLUMNS)}) VALUES ({placeholders})"
+                )
+                connection.exec_driver_sql(statement, rows)
+        except IntegrityError as error:
+            if "client_key" in str(error.orig):
+                raise ClientKeyRace(str(error.orig)) from error
+            raise
+        except psycopg.errors.UniqueViolation as error:  # COPY bypasses SQLAlchemy's wrapping
+            if "client_key" in str(error):
+                raise ClientKeyRace(str(error)) from error
+            raise
+
+    def max_label_id(self, project_id: int) -> int | None:
+        statement = select(func.max(_labels.c.id)).where(_labels.c.project_id == project_id)
+        return self._connection.execute(statement).scalar()

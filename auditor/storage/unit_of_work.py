@@ -1,0 +1,71 @@
+"""The unit of work: one transaction, and the repositories that work inside it.
+
+Services take a unit of work and decide when to commit; nothing below commits on its own::
+
+    with uow:
+        project = uow.projects.get("demo")
+        ...
+        uow.commit()
+
+Leaving the block without ``commit()`` (or by an exception) rolls everything back. A unit of
+work can be entered again after it is left; each entry is a new transaction. Repositories of
+later parts take ``uow.session``.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Self
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
+
+from auditor.storage.repositories import LabelStore, ProjectRepository
+
+
+class UnitOfWork:
+    """One transaction against the database; ``projects`` and ``labels`` work inside it."""
+
+    session: Session
+    projects: ProjectRepository
+    labels: LabelStore
+
+    def __init__(self, engine: Engine, *, read_only: bool = False) -> None:
+        # SQLite: a writer takes the write lock when it begins (BEGIN IMMEDIATE), so two
+        # writers queue on the busy timeout instead of one failing when it upgrades a read.
+        self.engine = engine if read_only else engine.execution_options(sqlite_begin="IMMEDIATE")
+        self.read_only = read_only
+        self._active = False
+
+    def __enter__(self) -> Self:
+        if self._active:
+            raise RuntimeError("this unit of work is already in use; nest services differently")
+        self.session = Session(bind=self.engine, expire_on_commit=False, autoflush=True)
+        self.projects = ProjectRepository(self.session)
+        self.labels = LabelStore(self.session)
+        self._active = True
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            self.session.rollback()  # a no-op after commit()
+        finally:
+            self.session.close()
+            self._active = False
+
+    def commit(self) -> None:
+        if self.read_only:
+            raise RuntimeError("a read-only unit of work cannot commit")
+        self.session.commit()
+
+    def rollback(self) -> None:
+        self.session.rollback()
+
+
+# The name the lead's interface uses; one SQL implementation is all there is.
+SqlUnitOfWork = UnitOfWork
