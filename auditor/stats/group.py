@@ -1,0 +1,107 @@
+"""A candidate against the fixed group: Shah's S (Eq. 6-8) and Vanbelle-Albert kappa_VA.
+
+References: Shah (2011), Section 3; Vanbelle and Albert (2009), "Agreement between an isolated
+rater and a group of raters", Statistica Neerlandica 63(1), unweighted form. Both are scored on
+the candidate's items that are pairable within the group. The group's rater biases v are the
+project's (estimated once over the full group's pairable items), so every candidate is judged
+against the same chance model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from auditor.stats.tables import Cells, GroupTable
+from auditor.stats.totals import ItemTotals, safe_ratio
+
+
+def _s_from(totals: np.ndarray) -> np.ndarray:
+    k = (totals.shape[-1] - 3) // 2
+    n, ao, amax = totals[..., 0], totals[..., 1], totals[..., 2]
+    share = totals[..., 3 : 3 + k]
+    chance = totals[..., 3 + k :]
+    ae = safe_ratio((share * chance).sum(axis=-1), n**2)
+    return safe_ratio(safe_ratio(ao, n) - ae, safe_ratio(amax, n) - ae)
+
+
+def _va_from(totals: np.ndarray) -> np.ndarray:
+    k = (totals.shape[-1] - 3) // 2
+    n, po, pm = totals[..., 0], totals[..., 1], totals[..., 2]
+    given, proportion = totals[..., 3 : 3 + k], totals[..., 3 + k :]
+    pe = safe_ratio((given * proportion).sum(axis=-1), n**2)
+    return safe_ratio(safe_ratio(po, n) - pe, safe_ratio(pm, n) - pe)
+
+
+def candidate_items(cells: Cells, table: GroupTable, rater: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions among pairable items (ascending) and categories of ``rater``'s labels there."""
+    mine = np.flatnonzero(cells.rater == rater)
+    position = np.searchsorted(table.items, cells.item[mine])
+    position = np.minimum(position, max(table.n_pairable - 1, 0))
+    on_pairable = (
+        table.items[position] == cells.item[mine]
+        if table.n_pairable
+        else np.zeros(mine.shape, bool)
+    )
+    return position[on_pairable], cells.category[mine][on_pairable]
+
+
+def model_scores(
+    table: GroupTable, chance: np.ndarray, position: np.ndarray, category: np.ndarray
+) -> tuple[ItemTotals, ItemTotals]:
+    """S and kappa_VA of one candidate as ``ItemTotals`` over the N pairable items.
+
+    chance : Ae_u(c), shape (N, K). position, category : the candidate's items and labels.
+    Items the candidate did not label have zero features, so resampling pairable items works.
+    """
+    n, k = table.counts.shape
+    pair_agree = table.counts * (table.counts - 1) / (table.m * (table.m - 1))[:, None]
+    onehot = np.zeros((position.shape[0], k))
+    onehot[np.arange(position.shape[0]), category] = 1.0
+    s_features = np.zeros((n, 3 + 2 * k))
+    s_features[position, 0] = 1.0
+    s_features[position, 1] = pair_agree[position, category]
+    s_features[position, 2] = pair_agree[position].max(axis=1)
+    s_features[position, 3 : 3 + k] = onehot
+    s_features[position, 3 + k :] = chance[position]
+    proportion = table.counts / table.m[:, None]
+    va_features = np.zeros((n, 3 + 2 * k))
+    va_features[position, 0] = 1.0
+    va_features[position, 1] = proportion[position, category]
+    va_features[position, 2] = proportion[position].max(axis=1)
+    va_features[position, 3 : 3 + k] = onehot
+    va_features[position, 3 + k :] = proportion[position]
+    used = s_features[:, 0] > 0
+    return ItemTotals(s_features, _s_from, used), ItemTotals(va_features, _va_from, used)
+
+
+def leave_one_out_s(
+    table: GroupTable, bias: np.ndarray, summed: np.ndarray, squares: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """S of every human rater against the others, on its items with m_u >= 3.
+
+    bias : v (R, K); summed, squares : sums over raters present of v_pc and v_pc^2, (N, K).
+    Returns (S (R,) NaN where undefined, item counts (R,)).
+    """
+    n_raters, k = bias.shape
+    keep = np.flatnonzero(table.m[table.label_item] >= 3)
+    item = table.label_item[keep]
+    rater = table.label_rater[keep]
+    given = table.label_category[keep]
+    others = table.m[item] - 1
+    pairs = (others * (others - 1)).astype(float)
+    n = np.bincount(rater, minlength=n_raters).astype(float)
+    same = table.counts[item, given] - 1
+    observed = np.bincount(rater, weights=same * (same - 1) / pairs, minlength=n_raters)
+    best = np.zeros(keep.shape[0])
+    chance = np.zeros(n_raters)
+    share = np.bincount(rater * k + given, minlength=n_raters * k).reshape(n_raters, k)
+    for c in range(k):  # bounded by the number of categories
+        rest = table.counts[item, c] - (given == c)
+        np.maximum(best, rest * (rest - 1) / pairs, out=best)
+        own = bias[rater, c]
+        chance_c = ((summed[item, c] - own) ** 2 - (squares[item, c] - own**2)) / pairs
+        chance += share[:, c] * np.bincount(rater, weights=chance_c, minlength=n_raters)
+    amax = np.bincount(rater, weights=best, minlength=n_raters)
+    ae = safe_ratio(chance, n**2)
+    s = safe_ratio(safe_ratio(observed, n) - ae, safe_ratio(amax, n) - ae)
+    return s, n.astype(np.int64)

@@ -1,0 +1,74 @@
+"""Observed agreement, Fleiss' kappa and kappa_S (MEASURES.md sections 1-3).
+
+References: Fleiss (1971) "Measuring nominal scale agreement among many raters"; Shah (2011)
+"Generalized Agreement Statistics over Fixed Group of Experts", Eq. 1-5, with the missing-data
+generalisation of MEASURES.md (chance agreement averaged over the pairs present on each item).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from auditor.stats.tables import GroupTable
+from auditor.stats.totals import ItemTotals, mean_of, safe_ratio
+
+
+def observed_per_item(counts: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Ao_u = sum_c c_uc (c_uc - 1) / (m_u (m_u - 1)); counts (N, K), m (N,) -> (N,)."""
+    agreeing = (counts * (counts - 1)).sum(axis=1)
+    return agreeing / (m * (m - 1))
+
+
+def observed_agreement(table: GroupTable) -> ItemTotals:
+    """Ao, the mean over pairable items of Ao_u (each item weighs the same)."""
+    return mean_of(observed_per_item(table.counts, table.m))
+
+
+def _fleiss(totals: np.ndarray) -> np.ndarray:
+    n, ao_sum, m_sum, counts = totals[..., 0], totals[..., 1], totals[..., 2], totals[..., 3:]
+    shares = counts / np.maximum(m_sum, 1e-300)[..., None]
+    ae = (shares**2).sum(axis=-1)
+    return safe_ratio(safe_ratio(ao_sum, n) - ae, 1.0 - ae)
+
+
+def fleiss_kappa(table: GroupTable) -> ItemTotals:
+    """Fleiss' kappa with P_c pooled over all labels of pairable items.
+
+    Per-item statistics: [1, Ao_u, m_u, c_u1..c_uK], shape (N, 3 + K).
+    """
+    ao = observed_per_item(table.counts, table.m)
+    features = np.column_stack([np.ones_like(ao), ao, table.m, table.counts]).astype(float)
+    return ItemTotals(features, _fleiss)
+
+
+def rater_sums(table: GroupTable, bias: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per item and category, the sums over the raters present of v_pc and of v_pc^2.
+
+    bias : v, shape (R, K). Returns (s, s2), each shape (N, K).
+    """
+    n, k = table.n_pairable, bias.shape[1]
+    summed, squares = np.empty((n, k)), np.empty((n, k))
+    for c in range(k):  # bounded by the number of categories
+        column = bias[table.label_rater, c]
+        summed[:, c] = np.bincount(table.label_item, weights=column, minlength=n)
+        squares[:, c] = np.bincount(table.label_item, weights=column**2, minlength=n)
+    return summed, squares
+
+
+def chance_by_category(table: GroupTable, bias: np.ndarray) -> np.ndarray:
+    """Shah's Ae_u(c) = [ (sum_{p in R_u} v_pc)^2 - sum_{p in R_u} v_pc^2 ] / (m_u (m_u - 1)).
+
+    The mean over ordered pairs of distinct raters on u of v_pc v_qc; shape (N, K).
+    """
+    summed, squares = rater_sums(table, bias)
+    return (summed**2 - squares) / (table.m * (table.m - 1))[:, None]
+
+
+def chance_per_item(table: GroupTable, bias: np.ndarray) -> np.ndarray:
+    """Ae_u = sum_c Ae_u(c), shape (N,)."""
+    return chance_by_category(table, bias).sum(axis=1)
+
+
+def kappa_from(ao: np.ndarray, ae: np.ndarray) -> np.ndarray:
+    """(Ao - Ae) / (1 - Ae), NaN when Ae = 1."""
+    return safe_ratio(ao - ae, 1.0 - ae)

@@ -1,0 +1,149 @@
+"""kappa_S of a fixed group (Shah 2011, Eq. 5, missing-data form) with its resampling.
+
+kappa_S = (Ao - Ae) / (1 - Ae), Ae = (1/N) sum_u Ae_u, and the rater biases v_p in Ae_u are
+themselves estimated from the items, so deleting an item changes every Ae_v that shares a rater
+with it. Writing
+
+    N Ae = T = sum_{p != q} W_pq v_p . v_q,   W_pq = sum_{u with p, q in R_u} 1 / (m_u (m_u - 1)),
+
+deleting item u changes v_p only for p in R_u (v'_p = (a_p - e_{c_p}) / (n_p - 1)) and W_pq
+only for p, q in R_u, which gives the exact closed form (delta_p = v'_p - v_p, H = W v)
+
+    T'_u - T = 2 sum_{p in R_u} delta_p . H_p + sum_{p != q in R_u} W_pq delta_p . delta_q
+               - w_u sum_{p != q in R_u} v'_p . v'_q,
+
+O(sum_u m_u^2) over all items instead of N refits. The bootstrap uses the same sufficient
+statistics: a_pc(w) = W @ (per-item one-hot rater labels), and W_pq(w) summed over the items'
+rater-set patterns, so each resample costs O(N R K) flops, not a pass over the labels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from auditor.stats.kappa import chance_per_item, kappa_from, observed_per_item
+from auditor.stats.tables import GroupTable, within_item_pairs
+from auditor.stats.totals import safe_ratio
+
+# Bootstrap of kappa_S keeps an (n_patterns, R, R) and an (item chunk, R * K) array in memory.
+MAX_PATTERN_CELLS = 1 << 24
+ITEM_CHUNK_CELLS = 1 << 22
+
+
+def estimate(table: GroupTable) -> tuple[float, float, float]:
+    """(kappa_S, Ao, Ae); kappa_S is NaN when undefined."""
+    ao = observed_per_item(table.counts, table.m).mean()
+    ae = chance_per_item(table, table.rater_bias()).mean()
+    return float(kappa_from(np.asarray(ao), np.asarray(ae))), float(ao), float(ae)
+
+
+def _pair_weights(table: GroupTable) -> np.ndarray:
+    """W (R, R), symmetric, zero diagonal: sum over shared items of 1 / (m_u (m_u - 1))."""
+    n_raters = table.rater_counts.shape[0]
+    weight = 1.0 / (table.m * (table.m - 1))
+    w = np.zeros(n_raters * n_raters)
+    for i, j in within_item_pairs(table.label_item, table.starts, table.m):
+        code = table.label_rater[i] * n_raters + table.label_rater[j]
+        w += np.bincount(code, weights=weight[table.label_item[i]], minlength=w.shape[0])
+    w = w.reshape(n_raters, n_raters)
+    return w + w.T
+
+
+def leave_one_out(table: GroupTable) -> np.ndarray:
+    """kappa_S without each pairable item, shape (N,), NaN where undefined (exact)."""
+    n = table.n_pairable
+    k = table.counts.shape[1]
+    ao = observed_per_item(table.counts, table.m)
+    bias = table.rater_bias()
+    ae = chance_per_item(table, bias)
+    weight = 1.0 / (table.m * (table.m - 1))
+    pair_w = _pair_weights(table)
+    helper = pair_w @ bias  # H_p = sum_q W_pq v_q, (R, K)
+    n_p = table.n_per_rater
+    rater, item = table.label_rater, table.label_item
+    # v'_p for each label: p's bias once this label's item is gone (0 if it was p's only item).
+    left = (n_p[rater] - 1).astype(float)
+    reduced = table.rater_counts[rater].astype(float)
+    reduced[np.arange(rater.shape[0]), table.label_category] -= 1.0
+    reduced = np.divide(reduced, left[:, None], out=np.zeros_like(reduced), where=left[:, None] > 0)
+    delta = reduced - bias[rater]
+    change = 2.0 * np.bincount(item, weights=(delta * helper[rater]).sum(axis=1), minlength=n)
+    for i, j in within_item_pairs(item, table.starts, table.m):
+        dots = (delta[i] * delta[j]).sum(axis=1) * pair_w[rater[i], rater[j]]
+        change += 2.0 * np.bincount(item[i], weights=dots, minlength=n)
+    summed = np.empty((n, k))
+    for c in range(k):  # bounded by the number of categories
+        summed[:, c] = np.bincount(item, weights=reduced[:, c], minlength=n)
+    squares = np.bincount(item, weights=(reduced**2).sum(axis=1), minlength=n)
+    change -= weight * ((summed**2).sum(axis=1) - squares)
+    remaining = n - 1
+    ao_loo = safe_ratio(ao.sum() - ao, np.full(n, remaining))
+    ae_loo = safe_ratio(ae.sum() + change, np.full(n, remaining))
+    return kappa_from(ao_loo, ae_loo)
+
+
+def _patterns(table: GroupTable) -> tuple[np.ndarray, np.ndarray]:
+    """Rater-set pattern of each item: (pattern index (N,), presence (n_patterns, R) bool)."""
+    n_raters = table.rater_counts.shape[0]
+    n_bytes = (n_raters + 7) // 8
+    bits = np.left_shift(1, table.label_rater % 8).astype(float)
+    packed = np.bincount(
+        table.label_item * n_bytes + table.label_rater // 8,
+        weights=bits,
+        minlength=table.n_pairable * n_bytes,
+    ).astype(np.uint8)
+    unique, index = np.unique(packed.reshape(-1, n_bytes), axis=0, return_inverse=True)
+    presence = np.unpackbits(unique, axis=1, bitorder="little")[:, :n_raters].astype(bool)
+    return index.reshape(-1), presence
+
+
+class Bootstrap:
+    """Resampled kappa_S from weight matrices (B, N) over pairable items."""
+
+    def __init__(self, table: GroupTable) -> None:
+        self.table = table
+        n_raters, k = table.rater_counts.shape
+        self.ao = observed_per_item(table.counts, table.m)
+        pattern, presence = _patterns(table)
+        self.feasible = presence.shape[0] * n_raters * n_raters <= MAX_PATTERN_CELLS
+        if not self.feasible:
+            return
+        self.pattern = pattern
+        m = presence.sum(axis=1)
+        outer = presence[:, :, None] & presence[:, None, :]
+        outer[:, np.arange(n_raters), np.arange(n_raters)] = False
+        self.pair_by_pattern = outer.reshape(presence.shape[0], -1) / (m * (m - 1))[:, None]
+        self.chunk = max(1, ITEM_CHUNK_CELLS // max(1, n_raters * k))
+
+    def replicates(self, weights: np.ndarray) -> np.ndarray:
+        """kappa_S for each row of ``weights`` (B, N) -> (B,), NaN where undefined."""
+        table = self.table
+        n_raters, k = table.rater_counts.shape
+        b = weights.shape[0]
+        total = weights.sum(axis=1)
+        ao = safe_ratio(weights @ self.ao, total)
+        counts = np.zeros((b, n_raters * k))
+        for low in range(
+            0, table.n_pairable, self.chunk
+        ):  # chunks bound memory, not a loop per item
+            high = min(low + self.chunk, table.n_pairable)
+            first, last = (
+                table.starts[low],
+                (table.starts[high] if high < table.n_pairable else table.label_item.shape[0]),
+            )
+            code = (
+                (table.label_item[first:last] - low) * n_raters + table.label_rater[first:last]
+            ) * k + table.label_category[first:last]
+            onehot = np.bincount(code, minlength=(high - low) * n_raters * k)
+            counts += weights[:, low:high] @ onehot.reshape(high - low, n_raters * k)
+        counts = counts.reshape(b, n_raters, k)
+        n_p = counts.sum(axis=2, keepdims=True)
+        bias = np.divide(counts, n_p, out=np.zeros_like(counts), where=n_p > 0)
+        pattern_weight = np.zeros((b, self.pair_by_pattern.shape[0]))
+        for row in range(b):  # bounded by the resamples of one chunk
+            pattern_weight[row] = np.bincount(
+                self.pattern, weights=weights[row], minlength=pattern_weight.shape[1]
+            )
+        pair_w = (pattern_weight @ self.pair_by_pattern).reshape(b, n_raters, n_raters)
+        chance_total = np.einsum("bpq,bpk,bqk->b", pair_w, bias, bias)
+        return kappa_from(ao, safe_ratio(chance_total, total))

@@ -1,0 +1,273 @@
+"""Reshaping long label arrays into what the measures read; no statistic is computed here.
+
+Three views of one project (MEASURES.md, "Notation"):
+
+* ``Cells``: one label per (item, rater) chosen by the collapse policy, plus the category
+  counts of every cell labeled more than once (repeated presentations).
+* ``GroupTable``: the human group on its pairable items (m_u >= 2): per-item counts c_uc and
+  the group's labels sorted by item, the input of every inter-rater measure.
+* ``within_item_pairs``: the unordered pairs of group labels that share an item, in chunks.
+
+Everything is vectorised: sorting, ``bincount`` and fancy indexing; no loop over labels or items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from auditor.domain import CollapsePolicy, LabelArrays
+
+# Above this many (item, rater) slots per label the dense cell index would waste memory, so
+# cells are numbered by sorting the keys instead.
+_DENSE_SLOTS_PER_LABEL = 4
+
+
+def _first_bad(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def validate(labels: LabelArrays) -> None:
+    """Raise ``ValueError`` naming the field and the first offending row of invalid input."""
+    k = labels.n_categories
+    if k < 2:
+        raise ValueError(f"at least 2 categories are needed, got {k}")
+    n = labels.item.shape[0]
+    for name in ("item", "rater", "category", "order"):
+        arr = getattr(labels, name)
+        if not isinstance(arr, np.ndarray) or arr.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D numpy array")
+        if arr.shape[0] != n:
+            raise ValueError(f"{name} has {arr.shape[0]} rows, item has {n}: lengths must match")
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"{name} must have an integer dtype, got {arr.dtype}")
+    if labels.rater_is_model.ndim != 1 or labels.rater_is_model.dtype != np.bool_:
+        raise ValueError("rater_is_model must be a 1-D bool array")
+    n_raters = labels.n_raters
+    if labels.rater_names and len(labels.rater_names) != n_raters:
+        raise ValueError(f"rater_names has {len(labels.rater_names)} names for {n_raters} raters")
+    if labels.label_ids is not None and labels.label_ids.shape != (n,):
+        raise ValueError(f"label_ids must have shape ({n},)")
+    if n == 0:
+        return
+    bounds = (
+        ("item", labels.item, len(labels.item_names) if labels.item_names else None),
+        ("rater", labels.rater, n_raters),
+        ("category", labels.category, k),
+    )
+    for name, arr, upper in bounds:
+        if arr.min() < 0:
+            row = _first_bad(arr < 0)
+            raise ValueError(f"{name} index must be >= 0: row {row} has {int(arr[row])}")
+        if upper is not None and arr.max() >= upper:
+            row = _first_bad(arr >= upper)
+            raise ValueError(
+                f"{name} index out of range [0, {upper}): row {row} has {int(arr[row])}"
+            )
+
+
+@dataclass(frozen=True)
+class Cells:
+    """One label per (item, rater) cell, sorted by (item, rater).
+
+    item, rater, category : int64 arrays, shape (n_cells,); the collapsed view.
+    repeat_cell : int64 array, shape (n_repeated,); positions in the arrays above of the cells
+        labeled at least twice (ascending).
+    repeat_counts : int64 array, shape (n_repeated, K); category counts of those cells.
+    """
+
+    item: np.ndarray
+    rater: np.ndarray
+    category: np.ndarray
+    repeat_cell: np.ndarray
+    repeat_counts: np.ndarray
+    n_items: int
+    n_raters: int
+    n_categories: int
+
+
+def _choose(
+    policy: CollapsePolicy, cats: np.ndarray, gid: np.ndarray, starts: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pick one category per repeated cell from labels sorted by (cell, order, row).
+
+    cats, gid : shape (n_dup,), the category and the cell number of each label.
+    starts : shape (n_cells,), first position of each cell.
+    Returns the chosen categories (n_cells,) and the category counts (n_cells, k).
+    """
+    g = starts.shape[0]
+    counts = np.bincount(gid * k + cats, minlength=g * k).reshape(g, k)
+    if policy is CollapsePolicy.FIRST:
+        return cats[starts], counts
+    if policy is CollapsePolicy.LATEST:
+        ends = np.append(starts[1:], cats.shape[0]) - 1
+        return cats[ends], counts
+    # mode: the most frequent category; a tie goes to the category seen earliest.
+    codes = gid * k + cats
+    _, first_index = np.unique(codes, return_index=True)
+    first_seen = np.full(g * k, np.iinfo(np.int64).max, dtype=np.int64)
+    first_seen[codes[first_index]] = first_index
+    first_seen = first_seen.reshape(g, k)
+    first_seen[counts < counts.max(axis=1, keepdims=True)] = np.iinfo(np.int64).max
+    return first_seen.argmin(axis=1), counts
+
+
+def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST) -> Cells:
+    """Group labels by (item, rater) and keep one per cell by ``policy`` (MEASURES.md).
+
+    ``first`` takes the earliest ``order`` (ties: the earlier row, i.e. the lower label id),
+    ``latest`` the latest (ties: the later row), ``mode`` the most frequent category with ties
+    to the category whose first label came earliest. Only repeated cells are sorted, so the
+    cost is O(n_labels) plus a sort of the repeated labels.
+    """
+    validate(labels)
+    k = labels.n_categories
+    n_raters = labels.n_raters
+    n_items = labels.n_items
+    key = labels.item.astype(np.int64) * n_raters + labels.rater
+    slots = n_items * n_raters
+    dense = slots <= _DENSE_SLOTS_PER_LABEL * key.shape[0] + 1024
+    if dense:
+        cell = key
+        keys = None
+    else:
+        keys, cell = np.unique(key, return_inverse=True)
+        slots = keys.shape[0]
+    per_cell = np.bincount(cell, minlength=slots)
+    repeated = per_cell[cell] > 1
+    chosen = np.full(slots, -1, dtype=np.int32)
+    single = ~repeated
+    chosen[cell[single]] = labels.category[single]
+    dup_rows = np.flatnonzero(repeated)
+    if dup_rows.size:
+        dup_cell = cell[dup_rows]
+        sort = np.lexsort((dup_rows, labels.order[dup_rows], dup_cell))
+        dup_rows, dup_cell = dup_rows[sort], dup_cell[sort]
+        boundary = np.empty(dup_cell.shape[0], dtype=bool)
+        boundary[0] = True
+        np.not_equal(dup_cell[1:], dup_cell[:-1], out=boundary[1:])
+        starts = np.flatnonzero(boundary)
+        gid = np.cumsum(boundary) - 1
+        picked, repeat_counts = _choose(
+            policy, labels.category[dup_rows].astype(np.int64), gid, starts, k
+        )
+        repeat_slots = dup_cell[starts]
+        chosen[repeat_slots] = picked
+    else:
+        repeat_slots = np.zeros(0, dtype=np.int64)
+        repeat_counts = np.zeros((0, k), dtype=np.int64)
+    present = np.flatnonzero(chosen >= 0)
+    cell_key = present if keys is None else keys[present]
+    return Cells(
+        item=cell_key // n_raters,
+        rater=cell_key % n_raters,
+        category=chosen[present].astype(np.int64),
+        repeat_cell=np.searchsorted(present, repeat_slots),
+        repeat_counts=repeat_counts,
+        n_items=n_items,
+        n_raters=n_raters,
+        n_categories=k,
+    )
+
+
+@dataclass(frozen=True)
+class GroupTable:
+    """The human group on its pairable items.
+
+    items : int64, shape (N,); project index of each pairable item (ascending).
+    m : int64, shape (N,); m_u, group raters who labeled the item (>= 2).
+    counts : int64, shape (N, K); c_uc.
+    label_item, label_rater, label_category : int64, shape (L,); the group's collapsed labels
+        on pairable items, sorted by (item, rater); ``label_item`` is the position in ``items``.
+    label_cell : int64, shape (L,); position of each label in ``Cells``.
+    starts : int64, shape (N,); first label position of each item.
+    rater_counts : int64, shape (R, K); a_pc, pairable items rater p gave category c.
+    """
+
+    items: np.ndarray
+    m: np.ndarray
+    counts: np.ndarray
+    label_item: np.ndarray
+    label_rater: np.ndarray
+    label_category: np.ndarray
+    label_cell: np.ndarray
+    starts: np.ndarray
+    rater_counts: np.ndarray
+
+    @property
+    def n_pairable(self) -> int:
+        return int(self.items.shape[0])
+
+    @property
+    def n_per_rater(self) -> np.ndarray:
+        """n_p, shape (R,): pairable items rated by each rater."""
+        return self.rater_counts.sum(axis=1)
+
+    def rater_bias(self) -> np.ndarray:
+        """v_pc = a_pc / n_p, shape (R, K); zero rows for raters without pairable items."""
+        n_p = self.n_per_rater
+        return self.rater_counts / np.maximum(n_p, 1)[:, None]
+
+
+def group_table(cells: Cells, rater_is_model: np.ndarray) -> GroupTable:
+    """Restrict ``cells`` to human raters and keep the items at least two of them labeled."""
+    k = cells.n_categories
+    human_cell = np.flatnonzero(~rater_is_model[cells.rater])
+    item = cells.item[human_cell]
+    m_all = np.bincount(item, minlength=cells.n_items)
+    pairable = m_all >= 2
+    keep = pairable[item]
+    label_cell = human_cell[keep]
+    position = np.cumsum(pairable) - 1
+    label_item = position[cells.item[label_cell]]
+    label_rater = cells.rater[label_cell]
+    label_category = cells.category[label_cell]
+    items = np.flatnonzero(pairable)
+    n = items.shape[0]
+    m = m_all[items]
+    counts = np.bincount(label_item * k + label_category, minlength=n * k).reshape(n, k)
+    rater_counts = np.bincount(
+        label_rater * k + label_category, minlength=cells.n_raters * k
+    ).reshape(cells.n_raters, k)
+    starts = np.cumsum(m) - m
+    return GroupTable(
+        items=items,
+        m=m,
+        counts=counts,
+        label_item=label_item,
+        label_rater=label_rater,
+        label_category=label_category,
+        label_cell=label_cell,
+        starts=starts,
+        rater_counts=rater_counts,
+    )
+
+
+def within_item_pairs(
+    label_item: np.ndarray, starts: np.ndarray, m: np.ndarray, max_pairs: int = 1 << 22
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Yield (i, j) label positions, i < j, of every unordered pair of labels on one item.
+
+    label_item : shape (L,), sorted; starts, m : shape (N,). Pairs come in chunks of about
+    ``max_pairs`` so memory stays bounded; the loop is over chunks, not items.
+    """
+    n_labels = label_item.shape[0]
+    if n_labels == 0:
+        return
+    position = np.arange(n_labels, dtype=np.int64)
+    later = (starts + m)[label_item] - 1 - position
+    total = np.cumsum(later)
+    low = 0
+    while low < n_labels:
+        done = total[low - 1] if low else 0
+        high = int(np.searchsorted(total, done + max_pairs, side="right"))
+        high = max(high, low + 1)
+        count = later[low:high]
+        n_pairs = int(count.sum())
+        if n_pairs:
+            first = np.repeat(position[low:high], count)
+            offset = np.arange(n_pairs, dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+            yield first, first + offset + 1
+        low = high
