@@ -1,0 +1,162 @@
+"""Webhook targets: which URLs may be called, checked when saved and again when sent.
+
+A webhook URL is user input that makes the service open connections, so it is a server-side
+request forgery vector: ``http://127.0.0.1:6379/`` talks to Redis, ``169.254.169.254`` is the
+cloud metadata service, ``10.0.0.1`` is the private network. A target is refused when *any*
+address its host resolves to is not publicly routable, unless the channel is marked internal.
+
+Checking the name is not enough: a name can resolve to a public address when saved and to
+loopback when sent (DNS rebinding), and numeric spellings (``2130706433``, ``127.1``,
+``[::ffff:127.0.0.1]``) hide loopback. So the check runs on resolved addresses, and the
+sender connects to the very address it checked (see :mod:`.webhook`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import httpx
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[[str, int], Sequence[IPAddress]]
+
+_HOSTNAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.-]{0,251}[A-Za-z0-9])?\.?$")
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_COMPATIBLE = ipaddress.IPv6Network("::/96")  # deprecated IPv4-compatible ::a.b.c.d
+
+
+class TargetRefused(ValueError):
+    """A webhook target that must not be called; the message names the URL and the reason."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed webhook URL: ``url`` as given, and the host and port to resolve."""
+
+    url: httpx.URL
+    host: str
+    port: int
+
+
+def parse_target(url: str) -> Target:
+    """Parse and check the form of a webhook URL (scheme, host, no credentials)."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError) as error:
+        raise TargetRefused(f"webhook url {url!r} is not a valid URL: {error}") from None
+    if parsed.scheme not in ("http", "https"):
+        raise TargetRefused(f"webhook url {url!r}: scheme must be http or https")
+    if not parsed.host:
+        raise TargetRefused(f"webhook url {url!r}: no host")
+    if parsed.userinfo:
+        # Credentials in a URL end up in logs; the channel secret signs the body instead.
+        raise TargetRefused(f"webhook url {url!r}: credentials in the URL are not allowed")
+    host = parsed.raw_host.decode("ascii")  # IDNA-encoded: what DNS is asked
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise TargetRefused(f"webhook url {url!r}: bad IPv6 host {host!r}") from None
+    elif not _HOSTNAME.match(host):
+        raise TargetRefused(f"webhook url {url!r}: {host!r} is not a valid host name")
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    return Target(parsed, host, port)
+
+
+def resolve_host(host: str, port: int) -> list[IPAddress]:
+    """Every address ``host`` resolves to (an IP literal resolves to itself).
+
+    Raises ``OSError`` (``socket.gaierror``) when the name does not resolve.
+    """
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+    addresses: list[IPAddress] = []
+    for _family, _type, _proto, _name, sockaddr in infos:
+        address = ipaddress.ip_address(str(sockaddr[0]))
+        if address not in addresses:
+            addresses.append(address)
+    return addresses
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4, Teredo)."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in _COMPATIBLE and int(address) > 1:  # not :: or ::1
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address in _NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    return None
+
+
+def address_problem(address: IPAddress) -> str | None:
+    """Why ``address`` must not be called from a non-internal channel; None if it may be."""
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(address)
+        if embedded is not None:
+            problem = address_problem(embedded)
+            if problem is not None:
+                return f"{problem} ({embedded} embedded in {address})"
+            if address.ipv4_mapped is not None or address in _COMPATIBLE:
+                # A public IPv4 in IPv4-mapped form: nothing needs it, and stacks disagree
+                # about how to route it, so it is refused rather than reasoned about.
+                return f"IPv4-mapped/compatible address {address}"
+    checks = (
+        ("unspecified", address.is_unspecified),
+        ("loopback", address.is_loopback),
+        ("link-local", address.is_link_local),
+        ("multicast", address.is_multicast),
+        ("private", address.is_private),
+        ("reserved", address.is_reserved),
+        ("site-local", isinstance(address, ipaddress.IPv6Address) and address.is_site_local),
+    )
+    for name, hit in checks:
+        if hit:
+            return f"{name} address {address}"
+    if not address.is_global:  # shared (100.64/10), documentation, benchmarking ranges ...
+        return f"non-public address {address}"
+    return None
+
+
+def _internal_problem(address: IPAddress) -> str | None:
+    # Even an internal channel cannot post to "any host" or to a multicast group.
+    if address.is_unspecified:
+        return f"unspecified address {address}"
+    if address.is_multicast:
+        return f"multicast address {address}"
+    return None
+
+
+def check_addresses(url: str, addresses: Sequence[IPAddress], internal: bool) -> None:
+    """Refuse the target if any of its resolved ``addresses`` is not allowed."""
+    if not addresses:
+        raise TargetRefused(f"webhook url {url!r}: the host resolves to no address")
+    judge = _internal_problem if internal else address_problem
+    for address in addresses:
+        problem = judge(address)
+        if problem is not None:
+            hint = "" if internal else " (mark the channel internal to allow it)"
+            raise TargetRefused(f"webhook url {url!r} refused: {problem}{hint}")
+
+
+def validate_target(url: str, internal: bool, resolver: Resolver = resolve_host) -> Target:
+    """The save-time check: parse ``url``, resolve its host and check every address.
+
+    Raises ``TargetRefused`` (a ``ValueError``) naming the URL and the reason. Passing the
+    check at save time proves nothing at send time; the sender checks again.
+    """
+    target = parse_target(url)
+    try:
+        addresses = resolver(target.host, target.port)
+    except OSError as error:
+        message = f"webhook url {url!r}: cannot resolve {target.host!r}: {error}"
+        raise TargetRefused(message) from None
+    check_addresses(url, addresses, internal)
+    return target
