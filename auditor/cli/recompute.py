@@ -1,0 +1,199 @@
+"""Commands over snapshots: recompute, history, snapshot, run (the embedded scheduler).
+
+Shell only: parse, call one service, render.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import signal
+import sys
+import threading
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+import typer
+
+from auditor.cli._common import fail
+from auditor.config import get_settings
+from auditor.services import ServiceError
+from auditor.services.audit import RecomputeInterrupted, find_project_id, recompute_project
+from auditor.services.embedded import run_embedded
+from auditor.services.queries import metric_history, snapshot_view
+from auditor.snapshots.scopes import CUMULATIVE
+from auditor.storage.db import make_engine
+from auditor.storage.unit_of_work import UnitOfWork
+
+
+class OutputFormat(StrEnum):
+    TABLE = "table"
+    CSV = "csv"
+    JSON = "json"
+
+
+def _uow() -> UnitOfWork:
+    return UnitOfWork(make_engine(get_settings().database_url))
+
+
+def parse_time(text: str | None, option: str) -> datetime | None:
+    """ISO 8601; a time without a zone is UTC."""
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        fail(f"{option}: not an ISO 8601 time: {text!r} (e.g. 2024-05-01T10:00:00Z)", 2)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}"
+
+
+def _render_history(points: list[Any], output: OutputFormat) -> str:
+    fields = ("as_of", "scope", "value", "ci_low", "ci_high", "n", "reason")
+    records = [
+        {
+            "as_of": p.as_of.isoformat(),
+            "scope": p.scope,
+            "value": p.value,
+            "ci_low": p.ci_low,
+            "ci_high": p.ci_high,
+            "n": p.n,
+            "reason": p.reason,
+        }
+        for p in points
+    ]
+    if output is OutputFormat.JSON:
+        return json.dumps(records, indent=2)
+    if output is OutputFormat.CSV:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
+        return buffer.getvalue().rstrip("\n")
+    lines = [f"{'as_of':<26} {'scope':<10} {'value':>8} {'ci_low':>8} {'ci_high':>8} {'n':>7}"]
+    for r in records:
+        lines.append(
+            f"{r['as_of']:<26} {r['scope']:<10} {_number(r['value']):>8} "
+            f"{_number(r['ci_low']):>8} {_number(r['ci_high']):>8} {r['n'] or '':>7}"
+            + (f"  {r['reason']}" if r["reason"] else "")
+        )
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("recompute")
+    def recompute(
+        project: str = typer.Argument(..., help="Project slug."),
+        force: bool = typer.Option(
+            False,
+            "--force",
+            help="Recompute scopes that have no snapshot in this tick even when nothing changed.",
+        ),
+    ) -> None:
+        """Recompute a project's dirty scopes now and write their snapshots."""
+        try:
+            uow = _uow()
+            result = recompute_project(uow, find_project_id(uow, project), force=force)
+        except (ServiceError, RecomputeInterrupted) as error:
+            fail(str(error))
+        if result.status == "locked":
+            fail(f"another recompute of {project!r} is running; try again when it ends")
+        for decision in result.decisions:
+            typer.echo(f"{decision.scope.name:<11} {decision.reason}")
+        if result.written:
+            written = ", ".join(f"{w.scope} ({w.n_labels} labels)" for w in result.written)
+            typer.echo(
+                f"tick {result.tick}: wrote {written} in "
+                f"{result.load_seconds + result.compute_seconds + result.write_seconds:.2f} s "
+                f"(load {result.load_seconds:.2f}, compute {result.compute_seconds:.2f}, "
+                f"write {result.write_seconds:.2f})"
+            )
+        else:
+            typer.echo(f"tick {result.tick}: nothing to write ({result.status})")
+
+    @app.command("history")
+    def history(
+        project: str = typer.Argument(..., help="Project slug."),
+        metric: str = typer.Option(..., "--metric", help="e.g. kappa_s, rho, self_agreement."),
+        subject: str | None = typer.Option(
+            None, "--subject", help="project (default), rater:ID, model:ID or pair:A|B."
+        ),
+        scope: list[str] = typer.Option(
+            [], "--scope", help="cumulative or a window such as 7d; repeat for several."
+        ),
+        since: str | None = typer.Option(None, "--since", help="ISO 8601, inclusive."),
+        until: str | None = typer.Option(None, "--until", help="ISO 8601, inclusive."),
+        output: OutputFormat = typer.Option(OutputFormat.TABLE, "--format"),
+    ) -> None:
+        """The values of one metric over time, one row per snapshot."""
+        try:
+            points = metric_history(
+                _uow(),
+                project,
+                metric,
+                subject=subject,
+                scopes=scope or None,
+                since=parse_time(since, "--since"),
+                until=parse_time(until, "--until"),
+            )
+        except ServiceError as error:
+            fail(str(error))
+        typer.echo(_render_history(points, output))
+
+    @app.command("snapshot")
+    def snapshot(
+        project: str = typer.Argument(..., help="Project slug."),
+        at: str | None = typer.Option(None, "--at", help="ISO 8601; default: the latest."),
+        scope: str = typer.Option(CUMULATIVE, "--scope", help="cumulative or e.g. 7d."),
+    ) -> None:
+        """One snapshot as JSON: the `auditor stats --json` shape plus a "snapshot" object."""
+        try:
+            view = snapshot_view(_uow(), project, scope=scope, at=parse_time(at, "--at"))
+        except ServiceError as error:
+            fail(str(error))
+        typer.echo(json.dumps(view, indent=2))
+
+    @app.command("run")
+    def run(
+        interval: float | None = typer.Option(
+            None,
+            "--interval",
+            help="Seconds between scans (default AUDITOR_SCAN_INTERVAL_SECONDS).",
+        ),
+        once: bool = typer.Option(False, "--once", help="One scan and its recomputes, then exit."),
+        embedded: bool = typer.Option(
+            False, "--embedded", help="Run in-process even when a broker is configured."
+        ),
+    ) -> None:
+        """Embedded scheduler: scan for dirty projects and recompute them on a timer."""
+        settings = get_settings()
+        if settings.broker_url and not embedded:
+            fail(
+                "AUDITOR_BROKER_URL is set: recomputes run on Celery "
+                "(`celery -A workers worker` and `celery -A workers beat`); "
+                "pass --embedded to run them in this process anyway",
+                2,
+            )
+        every = interval if interval is not None else settings.scan_interval_seconds
+        if every <= 0:
+            fail("--interval must be positive", 2)
+        logging.basicConfig(
+            level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s"
+        )
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        typer.echo(
+            f"auditor run: scanning {settings.database_url} every {every:g} s (Ctrl-C stops)",
+            err=True,
+        )
+        try:
+            run_embedded(_uow(), every, stop, max_cycles=1 if once else None)
+        except KeyboardInterrupt:
+            stop.set()
+        sys.stdout.flush()

@@ -1,0 +1,343 @@
+"""The service's main job: find dirty projects, and recompute one project into snapshots.
+
+``recompute_project`` is one unit of work: under the project's lock it decides which scopes
+are dirty, loads the labels once as arrays, computes each dirty scope, and writes every
+snapshot with all its metric points in ONE transaction (insert-or-nothing on
+(project, scope, tick)). A worker killed at any point leaves either everything or nothing, and
+a redelivered or duplicated task finds nothing to do.
+
+Test-only: ``AUDITOR_TEST_RECOMPUTE_DELAY`` (seconds, float) makes every recompute sleep after
+the load and before the write, so process tests can kill a worker or terminate database
+backends in the middle of a recompute. It is read from the environment on each call and has
+no other effect; never set it in production.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import Enum
+from typing import Any
+
+import auditor
+from auditor.domain import IntervalMethod, ProjectSettings
+from auditor.services import NotFound
+from auditor.snapshots.dirty import (
+    LastSnapshot,
+    ProjectFacts,
+    ScopeDecision,
+    decide,
+    has_new_labels,
+    moved_ranges,
+)
+from auditor.snapshots.points import points_from_stats_dict
+from auditor.snapshots.scopes import CUMULATIVE, Scope, scopes_for, tick_for, window_at
+from auditor.snapshots.subset import subset_labels, window_mask
+from auditor.stats import compute_measures
+from auditor.stats.export import measure_set_to_dict
+from auditor.storage import snapshot_repository as repo
+from auditor.storage.label_loader import load_project_labels
+from auditor.storage.snapshot_repository import Executor
+from auditor.storage.unit_of_work import UnitOfWork
+
+log = logging.getLogger(__name__)
+
+TEST_DELAY_ENV = "AUDITOR_TEST_RECOMPUTE_DELAY"
+
+
+class RecomputeInterrupted(RuntimeError):
+    """The database went away during a recompute (restart, terminated backend, dropped
+    connection). Nothing was written; running the same recompute again is safe."""
+
+
+@dataclass(frozen=True)
+class DirtyProject:
+    project_id: int
+    slug: str
+    tick: int
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WrittenSnapshot:
+    id: int
+    scope: str
+    tick: int
+    n_labels: int
+    rendered: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RecomputeResult:
+    """What one recompute did. ``status``: written | not_dirty | locked | conflict."""
+
+    project_id: int
+    tick: int
+    status: str
+    decisions: tuple[ScopeDecision, ...] = ()
+    written: tuple[WrittenSnapshot, ...] = ()
+    load_seconds: float = 0.0
+    compute_seconds: float = 0.0
+    write_seconds: float = 0.0
+
+
+# Called inside the write transaction with the snapshots just inserted, so that whatever it
+# writes (alert state, outbox rows) commits or rolls back together with them. Alerting plugs in
+# here (a later task); the default does nothing.
+SnapshotHook = Callable[[UnitOfWork, int, Sequence[WrittenSnapshot]], None]
+_snapshot_hooks: list[SnapshotHook] = []
+
+
+def add_snapshot_hook(hook: SnapshotHook) -> None:
+    _snapshot_hooks.append(hook)
+
+
+def _last(head: repo.SnapshotHead | None) -> LastSnapshot | None:
+    if head is None:
+        return None
+    return LastSnapshot(
+        head.tick, head.watermark, head.project_label_count, head.window_start, head.window_end
+    )
+
+
+def _decisions(
+    db: Executor,
+    project: repo.ProjectRow,
+    facts: ProjectFacts,
+    heads: dict[tuple[int, str], repo.SnapshotHead],
+    tick: int,
+    now: datetime,
+) -> list[ScopeDecision]:
+    settings = project.settings or ProjectSettings()
+    cumulative = _last(heads.get((project.id, CUMULATIVE)))
+    new_labels = has_new_labels(cumulative, facts)
+    decisions = []
+    for scope in scopes_for(settings):
+        last = _last(heads.get((project.id, scope.name)))
+        moved = False
+        if scope.is_window and last is not None and not new_labels and last.tick < tick:
+            ranges = moved_ranges(last, window_at(scope, now))
+            moved = repo.labels_in_ranges(db, project.id, ranges)
+        decisions.append(decide(scope, last, tick, new_labels, moved, facts))
+    return decisions
+
+
+def scan_dirty_projects(uow: UnitOfWork, now: datetime | None = None) -> list[DirtyProject]:
+    """Every project with at least one dirty scope at ``now``, with the tick to compute.
+    Read only: nothing is written, whatever the answer."""
+    now = now or datetime.now(UTC)
+    dirty = []
+    with uow:
+        db = uow.session
+        facts = repo.label_facts(db)
+        heads = repo.latest_heads(db)
+        for project in repo.list_projects(db):
+            max_id, count = facts.get(project.id, (None, 0))
+            if max_id is None:
+                continue
+            tick = tick_for(now, project.interval_seconds)
+            decisions = _decisions(db, project, ProjectFacts(max_id, count), heads, tick, now)
+            reasons = tuple(f"{d.scope.name}: {d.reason}" for d in decisions if d.dirty)
+            if reasons:
+                dirty.append(DirtyProject(project.id, project.slug, tick, reasons))
+    return dirty
+
+
+def _seed(project_id: int, scope: str, tick: int, settings: ProjectSettings) -> int | None:
+    """A reproducible resampling seed per (project, scope, tick); None without resampling."""
+    if settings.interval_method != IntervalMethod.BOOTSTRAP:
+        return None
+    return zlib.crc32(f"{project_id}:{scope}:{tick}".encode())
+
+
+def settings_json(settings: ProjectSettings) -> dict[str, Any]:
+    """The settings a snapshot was computed with, as JSON values."""
+    rendered: dict[str, Any] = {}
+    for key, value in dataclasses.asdict(settings).items():
+        if isinstance(value, Enum):
+            value = value.value
+        elif isinstance(value, tuple):
+            value = list(value)
+        rendered[key] = value
+    return rendered
+
+
+def _test_delay() -> None:
+    delay = os.environ.get(TEST_DELAY_ENV)
+    if delay:
+        time.sleep(float(delay))
+
+
+def recompute_project(
+    uow: UnitOfWork,
+    project_id: int,
+    *,
+    now: datetime | None = None,
+    tick: int | None = None,
+    force: bool = False,
+) -> RecomputeResult:
+    """Recompute the dirty scopes of one project and write their snapshots atomically.
+
+    ``now`` is the clock windows are measured at (simulated in the demo); ``tick`` defaults
+    to the tick of ``now``. ``force`` recomputes every scope that has no snapshot in this tick
+    even when nothing changed (``auditor recompute --force``).
+    Raises ``NotFound``, or ``RecomputeInterrupted`` when the database went away.
+
+    Transactions: a read to decide, the load on its own connection, then ONE write
+    transaction for every snapshot and point of this recompute (the unit of work that counts).
+    """
+    try:
+        return _recompute(uow, project_id, now or datetime.now(UTC), tick, force)
+    except Exception as error:
+        if repo.is_transient(error):
+            raise RecomputeInterrupted(f"project {project_id}: {error}") from error
+        raise
+
+
+def _recompute(
+    uow: UnitOfWork, project_id: int, now: datetime, tick: int | None, force: bool
+) -> RecomputeResult:
+    with repo.project_lock(uow.engine, project_id) as acquired:
+        if not acquired:
+            log.info("recompute skipped project=%s: another recompute holds the lock", project_id)
+            return RecomputeResult(project_id, tick or -1, "locked")
+        started = time.time()
+        log.info("recompute running project=%s start=%.6f", project_id, started)
+        try:
+            return _recompute_locked(uow, project_id, now, tick, force)
+        finally:
+            log.info(
+                "recompute finished project=%s start=%.6f end=%.6f",
+                project_id,
+                started,
+                time.time(),
+            )
+
+
+def _recompute_locked(
+    uow: UnitOfWork, project_id: int, now: datetime, tick: int | None, force: bool
+) -> RecomputeResult:
+    with uow:
+        db = uow.session
+        project = repo.find_project(db, project_id=project_id)
+        if project is None:
+            raise NotFound(f"no project with id {project_id}")
+        tick = tick_for(now, project.interval_seconds) if tick is None else tick
+        max_id, count = repo.label_facts(db, project_id).get(project_id, (None, 0))
+        facts = ProjectFacts(max_id, count)
+        heads = repo.latest_heads(db, project_id)
+        decisions = _decisions(db, project, facts, heads, tick, now)
+    if force and max_id is not None:
+        decisions = [
+            dataclasses.replace(d, dirty=True, reason="forced")
+            if not d.dirty and not d.reason.startswith("already")
+            else d
+            for d in decisions
+        ]
+    due = [d.scope for d in decisions if d.dirty]
+    if not due:
+        return RecomputeResult(project_id, tick, "not_dirty", tuple(decisions))
+
+    t0 = time.perf_counter()
+    loaded = load_project_labels(uow.engine, project_id)
+    load_seconds = time.perf_counter() - t0
+    _test_delay()
+
+    settings = project.settings or ProjectSettings()
+    t1 = time.perf_counter()
+    prepared = [
+        _compute_scope(project_id, scope, tick, now, settings, loaded, load_seconds)
+        for scope in due
+    ]
+    compute_seconds = time.perf_counter() - t1
+
+    t2 = time.perf_counter()
+    written: list[WrittenSnapshot] = []
+    with uow:
+        db = uow.session
+        for row, points, rendered in prepared:
+            snapshot_id = repo.insert_snapshot(db, row, points)
+            if snapshot_id is not None:
+                written.append(
+                    WrittenSnapshot(snapshot_id, row["scope"], tick, row["n_labels"], rendered)
+                )
+        for hook in _snapshot_hooks:
+            hook(uow, project_id, written)
+        uow.commit()
+    write_seconds = time.perf_counter() - t2
+    status = "written" if written else "conflict"
+    return RecomputeResult(
+        project_id,
+        tick,
+        status,
+        tuple(decisions),
+        tuple(written),
+        load_seconds,
+        compute_seconds,
+        write_seconds,
+    )
+
+
+def _compute_scope(
+    project_id: int,
+    scope: Scope,
+    tick: int,
+    now: datetime,
+    settings: ProjectSettings,
+    loaded: Any,
+    load_seconds: float,
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    started = time.perf_counter()
+    window = window_at(scope, now)
+    labels = subset_labels(loaded.labels, window_mask(loaded.labels.order, window))
+    seed = _seed(project_id, scope.name, tick, settings)
+    rendered = measure_set_to_dict(compute_measures(labels, settings, seed=seed))
+    points = [p.as_row() for p in points_from_stats_dict(rendered)]
+    elapsed_ms = (load_seconds + time.perf_counter() - started) * 1000
+    row = {
+        "project_id": project_id,
+        "scope": scope.name,
+        "tick": tick,
+        "computed_at": datetime.now(UTC),
+        "as_of": now,
+        "window_start": window.start,
+        "window_end": window.end,
+        "watermark": loaded.watermark or 0,
+        "project_label_count": loaded.count,
+        "n_labels": int(rendered["n_labels"]),
+        "n_items": int(rendered["n_items"]),
+        "n_raters": int(rendered["n_raters"]),
+        "n_pairable_items": int(rendered["n_pairable_items"]),
+        "categories": list(rendered["categories"]),
+        "settings": settings_json(settings),
+        "code_version": auditor.__version__,
+        "seed": seed,
+        "interval_method": settings.interval_method.value,
+        "interval_level": settings.interval_level,
+        "duration_ms": elapsed_ms,
+        "result": rendered,
+    }
+    return row, points, rendered
+
+
+def recompute_due_projects(uow: UnitOfWork, now: datetime | None = None) -> list[RecomputeResult]:
+    """Scan, then recompute every dirty project here and now (embedded mode, the demo)."""
+    now = now or datetime.now(UTC)
+    return [
+        recompute_project(uow, p.project_id, now=now, tick=p.tick)
+        for p in scan_dirty_projects(uow, now)
+    ]
+
+
+def find_project_id(uow: UnitOfWork, slug: str) -> int:
+    with uow:
+        project = repo.find_project(uow.session, slug=slug)
+    if project is None:
+        raise NotFound(f"no project {slug!r}")
+    return project.id

@@ -1,0 +1,129 @@
+"""Read-only services over snapshots: the history of one metric, and one snapshot in full."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from auditor.services import Invalid, NotFound
+from auditor.snapshots.points import parse_subject
+from auditor.snapshots.scopes import CUMULATIVE, parse_scope
+from auditor.storage import snapshot_repository as repo
+from auditor.storage.unit_of_work import UnitOfWork
+
+# Metadata printed beside the `auditor stats --json` shape by `auditor snapshot`.
+SNAPSHOT_METADATA = (
+    "id",
+    "scope",
+    "tick",
+    "as_of",
+    "computed_at",
+    "window_start",
+    "window_end",
+    "watermark",
+    "project_label_count",
+    "settings",
+    "code_version",
+    "seed",
+    "interval_method",
+    "interval_level",
+    "duration_ms",
+)
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    scope: str
+    as_of: datetime
+    computed_at: datetime
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int | None
+    reason: str | None
+    snapshot_id: int
+
+
+def _project_id(uow: UnitOfWork, slug: str) -> int:
+    project = repo.find_project(uow.session, slug=slug)
+    if project is None:
+        raise NotFound(f"no project {slug!r}")
+    return project.id
+
+
+def _scope_name(scope: str) -> str:
+    try:
+        return parse_scope(scope).name
+    except ValueError as error:
+        raise Invalid(str(error)) from None
+
+
+def metric_history(
+    uow: UnitOfWork,
+    slug: str,
+    metric: str,
+    *,
+    subject: str | None = None,
+    scopes: list[str] | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> list[HistoryPoint]:
+    """Points of ``metric`` for ``subject`` ("project", "rater:ID", "model:ID", "pair:A|B")
+    in as_of order. A metric or subject the project never reported is ``Invalid``, naming
+    what it does report; a known one with no point in the range gives an empty list."""
+    try:
+        kind, subject_id = parse_subject(subject)
+    except ValueError as error:
+        raise Invalid(str(error)) from None
+    scope_names = [_scope_name(s) for s in scopes] if scopes else None
+    if since is not None and until is not None and since > until:
+        raise Invalid(f"--since {since.isoformat()} is after --until {until.isoformat()}")
+    with uow:
+        project_id = _project_id(uow, slug)
+        rows = repo.history(
+            uow.session, project_id, metric, kind, subject_id, scope_names, since, until
+        )
+        if not rows:
+            known = repo.known_metrics(uow.session, project_id)
+            if known and not any(
+                m == metric and k == kind and s == subject_id for m, k, s in known
+            ):
+                metrics = sorted({m for m, k, _ in known if k == kind}) or sorted(
+                    {m for m, *_ in known}
+                )
+                subjects = sorted({s for m, k, s in known if m == metric and k == kind})
+                detail = (
+                    f"known {kind} subjects for {metric}: {', '.join(subjects[:20])}"
+                    if subjects
+                    else f"known {kind} metrics: {', '.join(metrics)}"
+                )
+                raise Invalid(
+                    f"project {slug!r} has no {metric!r} for {kind} {subject_id!r}; {detail}"
+                )
+    return [HistoryPoint(**row) for row in rows]
+
+
+def snapshot_view(
+    uow: UnitOfWork, slug: str, *, scope: str = CUMULATIVE, at: datetime | None = None
+) -> dict[str, Any]:
+    """The snapshot of ``scope`` in force at ``at`` (default: the latest), as the
+    ``auditor stats --json`` shape plus a ``snapshot`` object of metadata."""
+    scope_name = _scope_name(scope)
+    with uow:
+        project_id = _project_id(uow, slug)
+        found = repo.snapshot_at(uow.session, project_id, scope_name, at)
+    if found is None:
+        when = f" at or before {at.isoformat()}" if at is not None else ""
+        raise NotFound(f"project {slug!r} has no {scope_name} snapshot{when}")
+    metadata = {key: found[key] for key in SNAPSHOT_METADATA}
+    for key in ("as_of", "computed_at", "window_start", "window_end"):
+        if metadata[key] is not None:
+            metadata[key] = metadata[key].isoformat()
+    metadata["project"] = slug
+    return {**found["result"], "snapshot": metadata}
+
+
+def snapshot_counts(uow: UnitOfWork, slug: str) -> dict[str, int]:
+    with uow:
+        return repo.count_snapshots(uow.session, _project_id(uow, slug))
