@@ -157,3 +157,17 @@ def test_connects_to_the_address_it_checked_with_the_name_in_host(receiver, conn
 def test_secret_must_be_long_enough():
     with pytest.raises(ValueError, match="secret"):
         WebhookChannel(name="hook", url="https://hooks.example.com/", secret="short")
+
+
+def test_the_verification_snippet_in_the_docs_accepts_a_real_delivery(receiver):
+    import re
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[3] / "docs" / "alerts.md").read_text()
+    [snippet] = re.findall(r"```python\n(.*?)```", docs, re.S)
+    namespace: dict = {}
+    exec(snippet, namespace)
+    assert internal_channel(receiver.url).send(make_notification()).ok
+    [got] = receiver.received
+    assert namespace["verify"](SECRET.encode(), got.headers, got.body)
+    assert not namespace["verify"](SECRET.encode(), got.headers, got.body.replace(b"0.71", b"0.99"))

@@ -147,3 +147,17 @@ def test_step_refuses_naive_time_wrong_rule_and_time_going_back():
         step(state, judgement(Verdict.CLEAR), the_rule, minutes(4))
     with pytest.raises(ValueError, match="belongs to rule"):
         step(state, judgement(Verdict.CLEAR), rule(rule_id="other"), minutes(6))
+
+
+def test_the_table_in_docs_alerts_md_is_this_table():
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[3] / "docs" / "alerts.md").read_text().splitlines()
+    start = docs.index("| from              | verdict      | guard                        "
+                       "| to                | notice   |")  # fmt: skip
+    rows = []
+    for line in docs[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append(tuple(cell.strip() for cell in line.strip("|").split("|")))
+    assert rows == TABLE
