@@ -8,11 +8,19 @@ tables are rebuilt, and checks them afterwards.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from alembic import context
 from sqlalchemy.engine import Connection
 
-import auditor.storage.models  # noqa: F401  (registers the tables on Base.metadata)
+import auditor.storage
 from auditor.storage.db import Base, make_engine
+
+# Every module of auditor.storage, so that the tables of all parts (models.py,
+# snapshot_models.py, ...) are on Base.metadata and `check` compares the whole schema.
+for _module in pkgutil.iter_modules(auditor.storage.__path__):
+    importlib.import_module(f"auditor.storage.{_module.name}")
 
 config = context.config
 target_metadata = Base.metadata

@@ -18,7 +18,7 @@ from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowErr
 from auditor.services import NotFound
 from auditor.storage.db import to_micros, utc_now
 from auditor.storage.models import Project
-from auditor.storage.repositories import ClientKeyRace
+from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 
 RACE_RETRIES = 3
@@ -69,8 +69,9 @@ def ingest_labels(
                 max_id = uow.labels.max_label_id(project.id)
                 uow.commit()
             return IngestResult(inserted, duplicates, max_id)
-        except ClientKeyRace:
-            # A concurrent request wrote one of our keys first; a retry sees it as a duplicate.
+        except WriteConflict:
+            # A concurrent writer won a deadlock or wrote one of our client keys first: the
+            # retry sees its rows (as duplicates, for keys).
             if attempt == RACE_RETRIES - 1:
                 raise
     raise AssertionError("unreachable")

@@ -9,13 +9,14 @@ COPY on PostgreSQL and executemany on SQLite. Nothing here commits: the unit of 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 import psycopg
 from sqlalchemy import BigInteger, Table, bindparam, case, func, select, type_coerce, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session as OrmSession
 
 from auditor.domain import ProjectSettings, RaterKind
@@ -40,8 +41,37 @@ LABEL_COLUMNS = (
 )
 
 
-class ClientKeyRace(RuntimeError):
-    """Another transaction inserted one of this batch's client keys first; retry the batch."""
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class WriteConflict(RuntimeError):
+    """A concurrent transaction got in the way (a deadlock, or one of this batch's client keys
+    inserted first). The transaction is lost; running it again resolves the conflict."""
+
+
+def _is_write_conflict(error: BaseException | None) -> bool:
+    if isinstance(error, psycopg.errors.DeadlockDetected | psycopg.errors.SerializationFailure):
+        return True
+    unique = isinstance(error, psycopg.errors.UniqueViolation) or "UNIQUE" in str(error)
+    return unique and "client_key" in str(error)
+
+
+def _conflicts_as_write_conflict(method: Callable[P, R]) -> Callable[P, R]:
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except DBAPIError as error:
+            if _is_write_conflict(error.orig):
+                raise WriteConflict(str(error.orig)) from error
+            raise
+        except psycopg.Error as error:  # COPY runs on the driver, unwrapped by SQLAlchemy
+            if _is_write_conflict(error):
+                raise WriteConflict(str(error)) from error
+            raise
+
+    return wrapper
 
 
 def _chunks(values: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
@@ -136,6 +166,7 @@ class LabelStore:
             found.extend(self._connection.execute(statement))
         return found
 
+    @_conflicts_as_write_conflict
     def resolve_items(self, project_id: int, external_ids: Iterable[str]) -> dict[str, int]:
         """Row ids of the items, creating those seen for the first time."""
         wanted = sorted(set(external_ids))
@@ -147,6 +178,7 @@ class LabelStore:
             ids.update(self._select_by_external_id(_items, project_id, missing, _items.c.id))
         return ids
 
+    @_conflicts_as_write_conflict
     def resolve_raters(
         self, project_id: int, kinds: dict[str, RaterKind | None]
     ) -> dict[str, tuple[int, RaterKind]]:
@@ -172,6 +204,7 @@ class LabelStore:
                 result[name] = (rater_id, RaterKind(kind))
         return result
 
+    @_conflicts_as_write_conflict
     def resolve_sessions(
         self, project_id: int, spans: dict[tuple[int, str], tuple[int, int]]
     ) -> dict[tuple[int, str], int]:
@@ -186,7 +219,7 @@ class LabelStore:
             return {(r, n): i for n, r, i in found if (r, n) in spans}
 
         ids = existing()
-        missing = [pair for pair in spans if pair not in ids]
+        missing = sorted(pair for pair in spans if pair not in ids)
         if missing:
             rows = [
                 {
@@ -200,7 +233,8 @@ class LabelStore:
             ]
             self._insert_ignoring_conflicts(_sessions, rows)
             ids = existing()
-        self._widen_sessions([(ids[pair], *spans[pair]) for pair in spans])
+        # Sorted by id: concurrent writers lock sessions in one order and cannot deadlock.
+        self._widen_sessions(sorted((ids[pair], *spans[pair]) for pair in spans))
         return ids
 
     def _widen_sessions(self, spans: list[tuple[int, int, int]]) -> None:
@@ -236,34 +270,22 @@ class LabelStore:
                 found[key] = tuple(content)
         return found
 
+    @_conflicts_as_write_conflict
     def insert_labels(self, rows: list[tuple[Any, ...]]) -> None:
         """Insert label tuples ordered as ``LABEL_COLUMNS`` (times in microseconds)."""
         if not rows:
             return
         connection = self._connection
-        try:
-            if self.dialect == "postgresql":
-                cursor = connection.connection.driver_connection.cursor()
-                with (
-                    cursor,
-                    cursor.copy(f"COPY labels ({', '.join(LABEL_COLUMNS)}) FROM STDIN") as copy,
-                ):
-                    for row in rows:
-                        copy.write_row(row)
-            else:
-                placeholders = ", ".join("?" * len(LABEL_COLUMNS))
-                statement = (
-                    f"INSERT INTO labels ({', '.join(LABEL_COLUMNS)}) VALUES ({placeholders})"
-                )
-                connection.exec_driver_sql(statement, rows)
-        except IntegrityError as error:
-            if "client_key" in str(error.orig):
-                raise ClientKeyRace(str(error.orig)) from error
-            raise
-        except psycopg.errors.UniqueViolation as error:  # COPY bypasses SQLAlchemy's wrapping
-            if "client_key" in str(error):
-                raise ClientKeyRace(str(error)) from error
-            raise
+        columns = ", ".join(LABEL_COLUMNS)
+        if self.dialect == "postgresql":
+            cursor = connection.connection.driver_connection.cursor()
+            with cursor, cursor.copy(f"COPY labels ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            placeholders = ", ".join("?" * len(LABEL_COLUMNS))
+            statement = f"INSERT INTO labels ({columns}) VALUES ({placeholders})"
+            connection.exec_driver_sql(statement, rows)
 
     def max_label_id(self, project_id: int) -> int | None:
         statement = select(func.max(_labels.c.id)).where(_labels.c.project_id == project_id)
