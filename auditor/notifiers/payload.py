@@ -56,7 +56,7 @@ class Notification:
     note: str
     episode_started_at: datetime
     occurred_at: datetime
-    snapshot_id: str | None = None
+    snapshot_id: int | None = None
 
     def __post_init__(self) -> None:
         if not self.event_id:
@@ -96,6 +96,37 @@ class Notification:
             "occurred_at": _utc(self.occurred_at),
             "snapshot_id": self.snapshot_id,
         }
+
+    @classmethod
+    def from_dict(cls, body: dict[str, Any]) -> Notification:
+        """Rebuild a notification from ``to_dict()`` output (an outbox row's stored body)."""
+        if body.get("version") != SCHEMA_VERSION:
+            raise ValueError(f"notification body version {body.get('version')!r} not supported")
+        interval = body.get("interval") or {}
+        rule = body["rule"]
+        return cls(
+            event_id=body["event_id"],
+            kind=body["kind"],
+            sequence=body["sequence"],
+            project=body["project"],
+            rule_id=rule["id"],
+            severity=rule["severity"],
+            condition=rule["condition"],
+            subject=body["subject"],
+            metric=body["metric"],
+            scope=body["scope"],
+            value=body["value"],
+            ci_low=interval.get("low"),
+            ci_high=interval.get("high"),
+            n=body["n"],
+            judged_value=body["judged_value"],
+            threshold=body["threshold"],
+            reason=body["reason"],
+            note=body["note"],
+            episode_started_at=datetime.fromisoformat(body["episode_started_at"]),
+            occurred_at=datetime.fromisoformat(body["occurred_at"]),
+            snapshot_id=body["snapshot_id"],
+        )
 
     def to_json_bytes(self) -> bytes:
         text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), allow_nan=False)

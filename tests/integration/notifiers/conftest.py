@@ -114,7 +114,7 @@ def make_notification(**changes: object) -> Notification:
         "note": "",
         "episode_started_at": datetime(2026, 3, 2, 9, 0, tzinfo=UTC),
         "occurred_at": datetime(2026, 3, 2, 9, 0, 5, tzinfo=UTC),
-        "snapshot_id": "s-42",
+        "snapshot_id": 42,
     }
     fields.update(changes)
     return Notification(**fields)  # type: ignore[arg-type]

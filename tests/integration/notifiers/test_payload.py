@@ -31,3 +31,14 @@ def test_body_is_deterministic_compact_json_with_utc_times():
 def test_bad_notifications_are_refused(changes, field):
     with pytest.raises(ValueError, match=f"notification\\.{field}"):
         make_notification(**changes)
+
+
+def test_a_stored_body_rebuilds_the_same_notification():
+    from auditor.notifiers import Notification
+
+    original = make_notification(note="data insufficient since ...")
+    rebuilt = Notification.from_dict(json.loads(original.to_json_bytes()))
+    assert rebuilt == original
+    assert rebuilt.to_json_bytes() == original.to_json_bytes()  # retries are byte-identical
+    with pytest.raises(ValueError, match="version"):
+        Notification.from_dict({**original.to_dict(), "version": 2})
