@@ -17,12 +17,17 @@ for each dirty project. If Redis loses its data, the next scan finds the same pr
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from celery import Celery
 from celery.signals import beat_init, worker_init
 
 from auditor.config import Settings, get_settings
+
+# Optional prefix of every broker key, so several deployments (or test runs) can share one
+# Redis database. Read here rather than in Settings because only the Celery shell uses it.
+BROKER_KEY_PREFIX_ENV = "AUDITOR_BROKER_KEY_PREFIX"
 
 SCAN_TASK = "auditor.scan"
 RECOMPUTE_TASK = "auditor.recompute"
@@ -31,12 +36,16 @@ RECOMPUTE_TASK = "auditor.recompute"
 def celery_config(settings: Settings) -> dict[str, Any]:
     """The whole Celery configuration, as a plain dict (tested without a broker)."""
     scan_every = settings.scan_interval_seconds
+    transport_options: dict[str, Any] = {
+        "visibility_timeout": settings.recompute_visibility_timeout_seconds,
+    }
+    prefix = os.environ.get(BROKER_KEY_PREFIX_ENV)
+    if prefix:
+        transport_options["global_keyprefix"] = prefix
     return {
         "broker_url": settings.broker_url,
         "broker_connection_retry_on_startup": True,
-        "broker_transport_options": {
-            "visibility_timeout": settings.recompute_visibility_timeout_seconds,
-        },
+        "broker_transport_options": transport_options,
         "task_serializer": "json",
         "result_serializer": "json",
         "accept_content": ["json"],
@@ -45,7 +54,6 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "worker_prefetch_multiplier": 1,
         "task_ignore_result": True,
         "result_backend": None,
-        "worker_hijack_root_logger": False,
         "timezone": "UTC",
         "enable_utc": True,
         "beat_schedule": {

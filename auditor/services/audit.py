@@ -203,14 +203,14 @@ def recompute_project(
 def _recompute(
     uow: UnitOfWork, project_id: int, now: datetime, tick: int | None, force: bool
 ) -> RecomputeResult:
-    with repo.project_lock(uow.engine, project_id) as acquired:
-        if not acquired:
+    with repo.project_lock(uow.engine, project_id) as lock:
+        if not lock.acquired:
             log.info("recompute skipped project=%s: another recompute holds the lock", project_id)
             return RecomputeResult(project_id, tick or -1, "locked")
         started = time.time()
         log.info("recompute running project=%s start=%.6f", project_id, started)
         try:
-            return _recompute_locked(uow, project_id, now, tick, force)
+            return _recompute_locked(uow, lock, project_id, now, tick, force)
         finally:
             log.info(
                 "recompute finished project=%s start=%.6f end=%.6f",
@@ -221,7 +221,12 @@ def _recompute(
 
 
 def _recompute_locked(
-    uow: UnitOfWork, project_id: int, now: datetime, tick: int | None, force: bool
+    uow: UnitOfWork,
+    lock: repo.ProjectLock,
+    project_id: int,
+    now: datetime,
+    tick: int | None,
+    force: bool,
 ) -> RecomputeResult:
     with uow:
         db = uow.session
@@ -259,6 +264,7 @@ def _recompute_locked(
 
     t2 = time.perf_counter()
     written: list[WrittenSnapshot] = []
+    lock.ensure_held()
     with uow:
         db = uow.session
         for row, points, rendered in prepared:

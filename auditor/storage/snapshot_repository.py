@@ -265,10 +265,25 @@ _LOCAL_LOCKS_GUARD = threading.Lock()
 _ADVISORY_NAMESPACE = 0x61756469  # "audi"
 
 
+class ProjectLock:
+    """The result of trying the project's recompute lock."""
+
+    def __init__(self, acquired: bool, connection: Connection | None = None) -> None:
+        self.acquired = acquired
+        self._connection = connection
+
+    def ensure_held(self) -> None:
+        """Raise a transient error when the lock's database session died (terminated backend,
+        server restart): the lock died with it, so the recompute must not go on to write."""
+        if self._connection is not None:
+            self._connection.execute(text("SELECT 1"))
+            self._connection.commit()
+
+
 @contextmanager
-def project_lock(engine: Engine, project_id: int) -> Iterator[bool]:
-    """Hold the project's recompute lock for the ``with`` block; yields False when another
-    recompute holds it (the caller skips: the next scan finds the project dirty again).
+def project_lock(engine: Engine, project_id: int) -> Iterator[ProjectLock]:
+    """Hold the project's recompute lock for the ``with`` block. ``acquired`` is False when
+    another recompute holds it (the caller skips: the next scan finds the project dirty again).
 
     PostgreSQL: a session-level ``pg_try_advisory_lock`` on a dedicated connection, held for
     the whole recompute and released by the server when that connection ends, so a worker
@@ -281,29 +296,28 @@ def project_lock(engine: Engine, project_id: int) -> Iterator[bool]:
             lock = _LOCAL_LOCKS.setdefault(key, threading.Lock())
         acquired = lock.acquire(blocking=False)
         try:
-            yield acquired
+            yield ProjectLock(acquired)
         finally:
             if acquired:
                 lock.release()
         return
 
+    arguments = {"namespace": _ADVISORY_NAMESPACE, "project": project_id}
     connection = engine.connect()
     try:
         acquired = bool(
             connection.execute(
-                text("SELECT pg_try_advisory_lock(:namespace, :project)"),
-                {"namespace": _ADVISORY_NAMESPACE, "project": project_id},
+                text("SELECT pg_try_advisory_lock(:namespace, :project)"), arguments
             ).scalar()
         )
         connection.commit()  # the lock is session-level: it outlives this transaction
         try:
-            yield acquired
+            yield ProjectLock(acquired, connection if acquired else None)
         finally:
             if acquired:
                 try:
                     connection.execute(
-                        text("SELECT pg_advisory_unlock(:namespace, :project)"),
-                        {"namespace": _ADVISORY_NAMESPACE, "project": project_id},
+                        text("SELECT pg_advisory_unlock(:namespace, :project)"), arguments
                     )
                     connection.commit()
                 except DBAPIError:

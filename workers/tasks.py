@@ -1,0 +1,72 @@
+"""Tasks take ids, call one service, and are safe to run twice.
+
+- ``scan``: read-only; finds dirty projects and enqueues ``recompute(project_id, tick)`` for
+  each, after its transaction has ended (nothing is enqueued before what it needs is
+  committed: the scan reads committed labels only).
+- ``recompute``: one unit of work under the project's lock. A duplicate (two beats, a
+  redelivery after a worker died) finds the tick already written or the project clean and
+  writes nothing. A database that went away (restart, terminated backend) raises
+  ``RecomputeInterrupted``, retried with exponential backoff; nothing partial was written.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from auditor.config import get_settings
+from auditor.services.audit import RecomputeInterrupted, recompute_project, scan_dirty_projects
+from auditor.storage.db import make_engine
+from auditor.storage.unit_of_work import UnitOfWork
+from workers.celery_app import RECOMPUTE_TASK, SCAN_TASK, app
+
+log = logging.getLogger(__name__)
+
+_engines: dict[int, Any] = {}
+
+
+def _uow() -> UnitOfWork:
+    # One engine per process: prefork children must not share the parent's connections.
+    pid = os.getpid()
+    if pid not in _engines:
+        _engines.clear()
+        _engines[pid] = make_engine(get_settings().database_url)
+    return UnitOfWork(_engines[pid])
+
+
+@app.task(name=SCAN_TASK, ignore_result=True)
+def scan() -> int:
+    """Enqueue a recompute for every dirty project; returns how many."""
+    dirty = scan_dirty_projects(_uow())
+    for project in dirty:
+        recompute.delay(project.project_id, project.tick)
+        log.info(
+            "enqueued recompute project=%s tick=%s (%s)",
+            project.project_id,
+            project.tick,
+            "; ".join(project.reasons),
+        )
+    return len(dirty)
+
+
+@app.task(
+    name=RECOMPUTE_TASK,
+    ignore_result=True,
+    autoretry_for=(RecomputeInterrupted,),
+    retry_backoff=1,
+    retry_backoff_max=60,
+    retry_jitter=False,
+    max_retries=10,
+)
+def recompute(project_id: int, tick: int) -> str:
+    """Recompute one project for ``tick``; returns the outcome (written, not_dirty, ...)."""
+    result = recompute_project(_uow(), int(project_id), tick=int(tick))
+    log.info(
+        "recompute project=%s tick=%s status=%s scopes=%s",
+        project_id,
+        tick,
+        result.status,
+        ",".join(w.scope for w in result.written),
+    )
+    return result.status
