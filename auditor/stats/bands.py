@@ -38,6 +38,6 @@ def band(value: float | None, scale: BandScale | None) -> str | None:
     """The label of ``value`` on ``scale``; None when there is no value or no scale applies."""
     if value is None or scale is None:
         return None
-    if scale is BandScale.LANDIS_KOCH:
+    if scale == BandScale.LANDIS_KOCH:
         return landis_koch(value)
     return krippendorff(value)

@@ -12,7 +12,18 @@ from __future__ import annotations
 import numpy as np
 
 from auditor.stats.tables import Cells, GroupTable
-from auditor.stats.totals import ItemTotals, safe_ratio
+from auditor.stats.totals import EPS, ItemTotals, safe_ratio
+
+
+def s_from(ao: np.ndarray, ae: np.ndarray, amax: np.ndarray) -> np.ndarray:
+    """S = (Ao - Ae) / (Amax - Ae), NaN unless the group agrees beyond chance (Amax > Ae).
+
+    With Amax <= Ae the scale has no room (Amax = Ae) or is inverted; when the group never
+    agrees (Amax = 0) S would read 1 for any candidate. Shah (2011, Section 4.1): agreement with
+    a group that does not agree with itself is meaningless.
+    """
+    room = amax - ae
+    return np.where(room > EPS, safe_ratio(ao - ae, np.where(room > EPS, room, 1.0)), np.nan)
 
 
 def _s_from(totals: np.ndarray) -> np.ndarray:
@@ -21,7 +32,7 @@ def _s_from(totals: np.ndarray) -> np.ndarray:
     share = totals[..., 3 : 3 + k]
     chance = totals[..., 3 + k :]
     ae = safe_ratio((share * chance).sum(axis=-1), n**2)
-    return safe_ratio(safe_ratio(ao, n) - ae, safe_ratio(amax, n) - ae)
+    return s_from(safe_ratio(ao, n), ae, safe_ratio(amax, n))
 
 
 def _va_from(totals: np.ndarray) -> np.ndarray:
@@ -103,5 +114,4 @@ def leave_one_out_s(
         chance += share[:, c] * np.bincount(rater, weights=chance_c, minlength=n_raters)
     amax = np.bincount(rater, weights=best, minlength=n_raters)
     ae = safe_ratio(chance, n**2)
-    s = safe_ratio(safe_ratio(observed, n) - ae, safe_ratio(amax, n) - ae)
-    return s, n.astype(np.int64)
+    return s_from(safe_ratio(observed, n), ae, safe_ratio(amax, n)), n.astype(np.int64)

@@ -59,7 +59,7 @@ def _group_estimators(
     ao = observed.estimate()
     ae = float(chance.sum(axis=1).mean()) if table.n_pairable else float("nan")
     bootstrap = None
-    if settings.interval_method is IntervalMethod.BOOTSTRAP and table.n_pairable:
+    if settings.interval_method == IntervalMethod.BOOTSTRAP and table.n_pairable:
         bootstrap = kappa_s.Bootstrap(table)
     out["kappa_s"] = _Estimator(
         float(kappa.kappa_from(np.asarray(ao), np.asarray(ae))),
@@ -97,9 +97,9 @@ def _intervals(
     """Intervals of the project measures; bootstrap resamples are shared by all of them."""
     method, level = settings.interval_method, settings.interval_level
     defined = {k: e for k, e in estimators.items() if np.isfinite(e.value)}
-    if method is IntervalMethod.NONE or not defined:
+    if method == IntervalMethod.NONE or not defined:
         return {}
-    if method is IntervalMethod.JACKKNIFE:
+    if method == IntervalMethod.JACKKNIFE:
         return {
             k: intervals.jackknife(e.value, e.leave_one_out(), level) for k, e in defined.items()
         }
@@ -154,7 +154,7 @@ def compute_measures(
 
     used_seed = None
     rng = None
-    if settings.interval_method is IntervalMethod.BOOTSTRAP:
+    if settings.interval_method == IntervalMethod.BOOTSTRAP:
         used_seed = DEFAULT_SEED if seed is None else int(seed)
         rng = np.random.default_rng(used_seed)
     bounds = _intervals(estimators, settings, table.n_pairable, rng)

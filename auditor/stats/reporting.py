@@ -25,7 +25,7 @@ def make_measure(
 ) -> Measure:
     """A ``Measure``; NaN or a reason gives value None with that reason, never NaN."""
     method = settings.interval_method if interval is not None else IntervalMethod.NONE
-    level = settings.interval_level if method is not IntervalMethod.NONE else None
+    level = settings.interval_level if method != IntervalMethod.NONE else None
     if reason is not None or not np.isfinite(value):
         return Measure(None, n=n, reason=reason or "undefined")
     low, high, ci_reason = interval if interval is not None else (None, None, None)
@@ -46,12 +46,12 @@ def totals_interval(
 ) -> intervals.Interval | None:
     """The interval of an ``ItemTotals`` measure by the project's method (None: no interval)."""
     method, level = settings.interval_method, settings.interval_level
-    if method is IntervalMethod.NONE:
+    if method == IntervalMethod.NONE:
         return None
     estimate = totals.estimate()
     if not np.isfinite(estimate):
         return (None, None, None)
-    if method is IntervalMethod.JACKKNIFE:
+    if method == IntervalMethod.JACKKNIFE:
         return intervals.jackknife(estimate, totals.leave_one_out(), level)
     if rng is None:
         raise ValueError("a bootstrap needs a random generator")
@@ -109,7 +109,7 @@ def mean_self_agreement(
     sa = np.nan_to_num(model.sa)
     method, level = settings.interval_method, settings.interval_level
     interval: intervals.Interval | None = None
-    if method is IntervalMethod.JACKKNIFE:
+    if method == IntervalMethod.JACKKNIFE:
         k_cell = k[model.cell_rater]
         dropped = k_cell == 1
         left = np.divide(
@@ -129,7 +129,7 @@ def mean_self_agreement(
             where=remaining > 0,
         )
         interval = intervals.jackknife(value, loo, level)
-    elif method is IntervalMethod.BOOTSTRAP:
+    elif method == IntervalMethod.BOOTSTRAP:
         if rng is None:
             raise ValueError("a bootstrap needs a random generator")
         order = np.argsort(model.cell_rater, kind="stable")
@@ -161,7 +161,7 @@ def rater_results(
     method = settings.interval_method
     bounds: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for key, values in (("sa", model.cell_sa), ("x", model.cell_x)):
-        if method is IntervalMethod.NONE:
+        if method == IntervalMethod.NONE:
             continue
         bounds[key] = intervals.grouped_means(
             values,
@@ -212,7 +212,7 @@ def rater_results(
     return tuple(out)
 
 
-AMAX_EQUALS_AE = "the group never agrees beyond chance on these items (Amax = Ae)"
+AMAX_EQUALS_AE = "the group does not agree beyond chance on these items (Amax <= Ae)"
 
 
 def model_results(

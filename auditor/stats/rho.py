@@ -62,14 +62,14 @@ def rho(
     x = x.astype(float).copy()
     y = y.astype(float).copy()
     x[~rated], y[~rated] = 0.0, 0.0
-    if unrated is RhoUnrated.POOL:
+    if unrated == RhoUnrated.POOL:
         x[~rated] = x[human_rated].mean()
         y[~rated] = y[human_rated].mean(axis=0)
-    elif unrated is RhoUnrated.PERFECT:
+    elif unrated == RhoUnrated.PERFECT:
         y[~rated] = prevalence
     keep = (
         rated[table.label_rater]
-        if unrated is RhoUnrated.EXCLUDE
+        if unrated == RhoUnrated.EXCLUDE
         else np.ones(table.label_rater.shape[0], dtype=bool)
     )
     item = table.label_item[keep]
@@ -88,7 +88,7 @@ def rho(
     size = table.n_pairable * k
     pair_sum = _pair_sum(code, size, approximate)
     fallbacks = 0
-    if mode is RhoMode.EXACT:
+    if mode == RhoMode.EXACT:
         peaked = y[rater, given]
         exact_denominator = peaked + chance
         ready = exact_denominator > 0

@@ -99,9 +99,9 @@ def _choose(
     """
     g = starts.shape[0]
     counts = np.bincount(gid * k + cats, minlength=g * k).reshape(g, k)
-    if policy is CollapsePolicy.FIRST:
+    if policy == CollapsePolicy.FIRST:
         return cats[starts], counts
-    if policy is CollapsePolicy.LATEST:
+    if policy == CollapsePolicy.LATEST:
         ends = np.append(starts[1:], cats.shape[0]) - 1
         return cats[ends], counts
     # mode: the most frequent category; a tie goes to the category seen earliest.
