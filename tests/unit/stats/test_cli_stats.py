@@ -1,0 +1,149 @@
+"""``auditor stats FILE``: the one-shot command and its public JSON shape."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from auditor.cli import app
+
+MEASURE_KEYS = {"value", "ci_low", "ci_high", "n", "band", "reason"}
+PROJECT_KEYS = {
+    "observed_agreement",
+    "kappa_s",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "rho",
+    "mean_self_agreement",
+    "expected_agreement",
+    "repeatability",
+    "rater_effect",
+}
+CSV = """item,rater,label,session,labeled_at,rater_kind
+1,ann,yes,s1,2026-01-01T10:00:00Z,human
+1,bob,yes,s1,2026-01-01T10:01:00Z,human
+1,cat,no,s1,2026-01-01T10:01:30Z,human
+1,clf,no,s1,2026-01-01T10:02:00Z,model
+2,ann,no,s1,2026-01-02T10:00:00Z,human
+2,bob,yes,s1,2026-01-02T10:00:00Z,human
+2,cat,no,s1,2026-01-02T10:00:00Z,human
+2,clf,no,s1,2026-01-02T10:00:00Z,model
+2,ann,yes,s2,2026-01-03T10:00:00Z,human
+3,ann,yes,s2,2026-01-03T10:00:00Z,human
+3,bob,yes,s2,2026-01-03T11:00:00Z,human
+3,clf,yes,s2,2026-01-03T11:00:00Z,model
+4,bob,no,s2,2026-01-04T11:00:00Z,human
+4,cat,no,s2,2026-01-04T11:00:00Z,human
+4,ann,no,s2,2026-01-04T11:00:00Z,human
+"""
+
+
+@pytest.fixture
+def label_file(tmp_path: Path) -> Path:
+    path = tmp_path / "labels.csv"
+    path.write_text(CSV)
+    return path
+
+
+def check_shape(doc: dict) -> None:
+    assert set(doc) == {
+        "n_labels", "n_items", "n_raters", "n_pairable_items", "categories", "measures",
+        "raters", "models", "pairwise_cohen",
+    }  # fmt: skip
+    assert set(doc["measures"]) == PROJECT_KEYS
+    for m in doc["measures"].values():
+        assert set(m) == MEASURE_KEYS
+    for rater in doc["raters"].values():
+        assert set(rater) == {"self_agreement", "random_choice", "s_vs_group", "n_repeated_items"}
+        assert isinstance(rater["n_repeated_items"], int)
+        for key in ("self_agreement", "random_choice", "s_vs_group"):
+            assert set(rater[key]) == MEASURE_KEYS
+    for model in doc["models"].values():
+        assert set(model) == {"s", "kappa_va"}
+        assert set(model["s"]) == set(model["kappa_va"]) == MEASURE_KEYS
+    for pair in doc["pairwise_cohen"]:
+        assert set(pair) == {"rater_a", "rater_b", "kappa", "n_items"}
+        assert set(pair["kappa"]) == MEASURE_KEYS
+
+
+def test_json_has_exactly_the_public_shape(label_file: Path) -> None:
+    result = CliRunner().invoke(app, ["stats", str(label_file), "--json", "--ci", "bootstrap"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    check_shape(doc)
+    assert (doc["n_labels"], doc["n_items"], doc["n_raters"]) == (15, 4, 4)
+    assert doc["n_pairable_items"] == 4
+    assert doc["categories"] == ["no", "yes"]
+    assert set(doc["raters"]) == {"ann", "bob", "cat"}
+    assert set(doc["models"]) == {"clf"}
+    assert doc["raters"]["ann"]["n_repeated_items"] == 1
+    assert doc["raters"]["ann"]["self_agreement"]["value"] == 0.5
+    # collapse=first: ann's first look at item 2 is "no", so item 2 is no/yes/no
+    assert doc["measures"]["observed_agreement"]["value"] == pytest.approx(
+        (1 / 3 + 1 / 3 + 1 + 1) / 4
+    )
+    pairs = {(p["rater_a"], p["rater_b"]): p["n_items"] for p in doc["pairwise_cohen"]}
+    assert pairs == {("ann", "bob"): 4, ("ann", "cat"): 3, ("bob", "cat"): 3}
+
+
+def test_collapse_latest_and_categories_option(label_file: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["stats", str(label_file), "--json", "--collapse", "latest", "--categories", "yes,no"]
+    )
+    doc = json.loads(result.output)
+    assert doc["categories"] == ["yes", "no"]
+    # latest: ann says "yes" on item 2, so item 2 is yes/yes/no
+    assert doc["measures"]["observed_agreement"]["value"] == pytest.approx(
+        (1 / 3 + 1 / 3 + 1 + 1) / 4
+    )
+
+
+def test_readable_output_has_bands(label_file: Path) -> None:
+    result = CliRunner().invoke(app, ["stats", str(label_file)])
+    assert result.exit_code == 0
+    assert "kappa_s" in result.output and "Cohen's kappa" in result.output
+    assert "jackknife 95%" in result.output
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("item,rater\n1,a\n", "missing column(s) label"),
+        ("item,rater,label\n1,a,x\n2,,y\n", "labels.csv:3, field 'rater': empty"),
+        ("item,rater,label,labeled_at\n1,a,x,yesterday\n", "field 'labeled_at'"),
+        ("item,rater,label,rater_kind\n1,a,x,robot\n", "'robot' is not human or model"),
+        ("item,rater,label,rater_kind\n1,a,x,human\n2,a,x,model\n", "rater 'a' was human"),
+    ],
+)
+def test_bad_files_fail_with_the_line_and_field(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "labels.csv"
+    path.write_text(content)
+    result = CliRunner().invoke(app, ["stats", str(path)])
+    assert result.exit_code == 1
+    assert message in result.output
+
+
+def test_label_outside_categories(label_file: Path) -> None:
+    result = CliRunner().invoke(app, ["stats", str(label_file), "--categories", "no,maybe"])
+    assert result.exit_code == 1
+    assert "labels.csv:2, field 'label': 'yes' is not one of no, maybe" in result.output
+
+
+def test_the_installed_command_runs_as_a_process(label_file: Path) -> None:
+    auditor = Path(sys.executable).parent / "auditor"
+    done = subprocess.run(
+        [str(auditor), "stats", str(label_file), "--json", "--ci", "none"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    check_shape(doc)
+    assert doc["measures"]["kappa_s"]["ci_low"] is None
