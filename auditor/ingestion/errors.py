@@ -29,6 +29,7 @@ class IngestRejected(ValueError):
     def __init__(self, errors: Iterable[RowError], total: int | None = None) -> None:
         ordered = sorted(errors)
         self.total = len(ordered) if total is None else total
+        self.bad_rows = len({error.row for error in ordered})
         self.errors = ordered[:MAX_REPORTED_ERRORS]
         super().__init__(self.summary())
 

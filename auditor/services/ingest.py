@@ -41,6 +41,7 @@ class ImportResult:
     max_label_id: int | None = None
     errors: list[RowError] = field(default_factory=list)
     error_count: int = 0
+    bad_rows: int = 0
 
     @property
     def rejected(self) -> bool:
@@ -106,6 +107,7 @@ def import_batches(
                 room = MAX_REPORTED_ERRORS - len(result.errors)
                 result.errors.extend(rejection.errors[: max(room, 0)])
                 result.error_count += rejection.total
+                result.bad_rows += rejection.bad_rows
             if on_batch is not None:
                 on_batch(result)
         if result.rejected:

@@ -1,0 +1,42 @@
+"""``auditor db``: bring the database given by AUDITOR_DATABASE_URL to the code's schema."""
+
+from __future__ import annotations
+
+import typer
+
+from auditor.cli._common import fail
+from auditor.config import get_settings
+from auditor.storage import migrate
+
+
+def register(app: typer.Typer) -> None:
+    db = typer.Typer(help="Database schema: upgrade, downgrade, check.", no_args_is_help=True)
+    app.add_typer(db, name="db")
+
+    @db.command("upgrade")
+    def upgrade(revision: str = typer.Argument("head", help="Target revision.")) -> None:
+        """Apply migrations up to REVISION (default: the newest)."""
+        url = get_settings().database_url
+        migrate.upgrade(url, revision)
+        typer.echo(f"database at revision {migrate.current(url)}")
+
+    @db.command("downgrade")
+    def downgrade(revision: str = typer.Argument(..., help="Target revision, or 'base'.")) -> None:
+        """Undo migrations down to REVISION ('base' drops every table)."""
+        url = get_settings().database_url
+        migrate.downgrade(url, revision)
+        typer.echo(f"database at revision {migrate.current(url) or 'base'}")
+
+    @db.command("check")
+    def check() -> None:
+        """Fail when the database is behind the code or differs from the models."""
+        url = get_settings().database_url
+        current, head = migrate.current(url), migrate.head()
+        if current != head:
+            fail(f"database at revision {current or 'base'}, the code expects {head}: "
+                 "run `auditor db upgrade`")  # fmt: skip
+        try:
+            migrate.check(url)
+        except migrate.SchemaDriftError as error:
+            fail(f"schema differs from the models: {error}")
+        typer.echo(f"database at revision {current}, no drift")

@@ -1,0 +1,130 @@
+"""``auditor project``: create, list and show projects; grow the category vocabulary."""
+
+from __future__ import annotations
+
+import typer
+
+from auditor.cli._common import fail
+from auditor.config import get_settings
+from auditor.domain import CollapsePolicy, IntervalMethod, RhoMode, RhoUnrated
+from auditor.services import ServiceError
+from auditor.services.projects import (
+    ProjectView,
+    add_categories,
+    create_project,
+    list_projects,
+    remove_category,
+    rename_category,
+    show_project,
+)
+from auditor.storage.db import make_engine
+from auditor.storage.unit_of_work import UnitOfWork
+
+_DEFAULTS = "defaults: MEASURES.md"
+
+
+def _uow(read_only: bool = False) -> UnitOfWork:
+    return UnitOfWork(make_engine(get_settings().database_url), read_only=read_only)
+
+
+def _split(text: str) -> list[str]:
+    return [part for part in text.split(",") if part.strip()]
+
+
+def _render(view: ProjectView) -> str:
+    s = view.settings
+    lines = [
+        f"project    {view.slug} ({view.name})",
+        f"created    {view.created_at.isoformat(timespec='seconds')}",
+        "categories " + ", ".join(f"{i}:{name}" for i, name in enumerate(view.categories)),
+        f"collapse   {s.collapse}; rho {s.rho_mode}, unrated raters: {s.rho_unrated}",
+        f"intervals  {s.interval_method} at {s.interval_level:g}"
+        + (f", {s.bootstrap_resamples} resamples" if s.interval_method == "bootstrap" else ""),
+        f"windows    {', '.join(f'{d}d' for d in s.windows_days)}; "
+        f"recompute every {s.recompute_interval_seconds}s",
+    ]
+    if view.counts is not None:
+        lines.append("counts     " + ", ".join(f"{n} {name}" for name, n in view.counts.items()))
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    project = typer.Typer(help="Projects and their categories.", no_args_is_help=True)
+    app.add_typer(project, name="project")
+
+    @project.command("create")
+    def create(
+        slug: str = typer.Argument(..., help="Short unique name: a-z, 0-9, '-', '_'."),
+        categories: str = typer.Option(..., "--categories", "-c", help="Ordered, e.g. a,b,c."),
+        name: str | None = typer.Option(None, help="Display name (default: the slug)."),
+        collapse: CollapsePolicy = typer.Option(CollapsePolicy.FIRST, help=_DEFAULTS),
+        rho_mode: RhoMode = typer.Option(RhoMode.APPROXIMATE),
+        rho_unrated: RhoUnrated = typer.Option(RhoUnrated.POOL),
+        interval_method: IntervalMethod = typer.Option(IntervalMethod.JACKKNIFE),
+        interval_level: float = typer.Option(0.95),
+        bootstrap_resamples: int = typer.Option(1000),
+        windows: str = typer.Option("7", help="Rolling windows in days, e.g. 7,30."),
+        recompute_interval: int = typer.Option(60, help="Seconds between recomputes."),
+    ) -> None:
+        """Create a project with its categories, in order."""
+        try:
+            window_days = tuple(int(part) for part in _split(windows))
+        except ValueError:
+            fail(f"--windows: expected whole days separated by commas, got {windows!r}", 2)
+        try:
+            view = create_project(
+                _uow(),
+                slug,
+                _split(categories),
+                name=name or slug,
+                collapse=collapse,
+                rho_mode=rho_mode,
+                rho_unrated=rho_unrated,
+                interval_method=interval_method,
+                interval_level=interval_level,
+                bootstrap_resamples=bootstrap_resamples,
+                windows_days=window_days,
+                recompute_interval_seconds=recompute_interval,
+            )
+        except ServiceError as error:
+            fail(str(error))
+        typer.echo(_render(view))
+
+    @project.command("list")
+    def list_() -> None:
+        """One line per project: slug, categories, name."""
+        for view in list_projects(_uow(read_only=True)):
+            typer.echo(f"{view.slug}\t{','.join(view.categories)}\t{view.name}")
+
+    @project.command("show")
+    def show(slug: str) -> None:
+        """Settings, categories and row counts of one project."""
+        try:
+            typer.echo(_render(show_project(_uow(read_only=True), slug)))
+        except ServiceError as error:
+            fail(str(error))
+
+    @project.command("add-categories")
+    def add(slug: str, names: str = typer.Argument(..., help="e.g. d,e")) -> None:
+        """Append categories to the end of a project's vocabulary."""
+        try:
+            vocabulary = add_categories(_uow(), slug, _split(names))
+        except ServiceError as error:
+            fail(str(error))
+        typer.echo(", ".join(vocabulary))
+
+    @project.command("rename-category")
+    def rename(slug: str, old: str, new: str) -> None:
+        """Rename a category that no label uses yet."""
+        try:
+            typer.echo(", ".join(rename_category(_uow(), slug, old, new)))
+        except ServiceError as error:
+            fail(str(error))
+
+    @project.command("remove-category")
+    def remove(slug: str, name: str) -> None:
+        """Remove a category that no label uses yet."""
+        try:
+            typer.echo(", ".join(remove_category(_uow(), slug, name)))
+        except ServiceError as error:
+            fail(str(error))
