@@ -36,8 +36,14 @@ RECOMPUTE_TASK = "auditor.recompute"
 def celery_config(settings: Settings) -> dict[str, Any]:
     """The whole Celery configuration, as a plain dict (tested without a broker)."""
     scan_every = settings.scan_interval_seconds
+    visibility = settings.recompute_visibility_timeout_seconds
     transport_options: dict[str, Any] = {
-        "visibility_timeout": settings.recompute_visibility_timeout_seconds,
+        "visibility_timeout": visibility,
+        # Messages of a worker that died unacknowledged are put back by a sweep; kombu's
+        # default sweep runs about every 100 s. Sweep at a tenth of the visibility timeout
+        # (at most every 10 s) so a redelivery follows the timeout closely.
+        "unacked_restore_interval": max(1, min(10, visibility // 10)),
+        "unacked_restore_throttle": 1,
     }
     prefix = os.environ.get(BROKER_KEY_PREFIX_ENV)
     if prefix:

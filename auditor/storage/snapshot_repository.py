@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import and_, exists, func, or_, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from auditor.domain import ProjectSettings
@@ -320,8 +320,9 @@ def project_lock(engine: Engine, project_id: int) -> Iterator[ProjectLock]:
                         text("SELECT pg_advisory_unlock(:namespace, :project)"), arguments
                     )
                     connection.commit()
-                except DBAPIError:
+                except SQLAlchemyError:
                     # The connection is gone; so is the lock, which died with its session.
+                    # Never let this mask the error that ended the recompute.
                     connection.invalidate()
     finally:
         connection.close()
