@@ -1,0 +1,197 @@
+"""The outbox sender: deliver queued notices at least once, with retries and a dead letter.
+
+``deliver_due`` is one pass: claim due rows with a lease and commit the claim, send each one
+outside any transaction, then record the outcome in a short transaction per row:
+
+- ok -> ``sent``;
+- retryable (timeouts, 5xx, 429, SMTP 4xx) -> ``attempts + 1`` and the next attempt after an
+  exponential backoff with full jitter (``auditor.alerting.backoff``), or ``dead`` after
+  ``policy.max_attempts`` attempts;
+- permanent (refused target, redirect, 4xx, SMTP 5xx, a broken channel row) -> ``dead``.
+
+A sender that dies between sending and recording leaves its claim; once the lease has
+expired, any sender claims the row again and re-sends the same body with the same event id.
+Receivers de-duplicate on the id. Several senders can run at once (workers, the embedded
+loop): PostgreSQL hands each row to one of them (SKIP LOCKED), SQLite serialises the claim.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import socket
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from auditor.alerting import RetryPolicy, next_attempt_at
+from auditor.notifiers import (
+    Channel,
+    EmailChannel,
+    LogChannel,
+    Notification,
+    SendResult,
+    WebhookChannel,
+    WebhookTimeouts,
+)
+from auditor.storage import alert_repository as repo
+from auditor.storage.unit_of_work import UnitOfWork
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LEASE = timedelta(seconds=60)
+DEFAULT_BATCH = 50
+
+ChannelFactory = Callable[[dict[str, Any]], Channel]
+
+
+def channel_from_row(row: dict[str, Any]) -> Channel:
+    """A sendable channel from its stored row (raises ValueError on a broken row)."""
+    timeout = float(row["timeout_seconds"])
+    if row["kind"] == "webhook":
+        return WebhookChannel(
+            row["name"],
+            row["url"],
+            row["secret"],
+            internal=bool(row["internal"]),
+            timeouts=WebhookTimeouts(
+                connect=min(5.0, timeout), read=timeout, write=timeout, pool=timeout
+            ),
+        )
+    if row["kind"] == "email":
+        return EmailChannel(
+            row["name"],
+            row["email_host"],
+            int(row["email_port"]),
+            row["email_from"],
+            tuple(row["email_to"] or ()),
+            starttls=bool(row["starttls"]),
+            username=row["username"],
+            password=row["password"],
+            timeout=timeout,
+        )
+    if row["kind"] == "log":
+        return LogChannel(row["name"])
+    raise ValueError(f"channel {row['name']!r}: unknown kind {row['kind']!r}")
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One attempt: which row, what happened, and the notice itself (the demo prints it)."""
+
+    outbox_id: int
+    event_id: str
+    channel: str
+    status: str  # sent | retry | dead | lost (recorded by another sender)
+    attempts: int
+    reason: str
+    notification: Notification | None
+
+
+@dataclass
+class DeliveryReport:
+    deliveries: list[Delivery] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(1 for d in self.deliveries if d.status == status)
+
+    @property
+    def sent(self) -> list[Notification]:
+        return [d.notification for d in self.deliveries if d.status == "sent" and d.notification]
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def deliver_due(
+    uow: UnitOfWork,
+    now: datetime | None = None,
+    *,
+    worker: str | None = None,
+    limit: int = DEFAULT_BATCH,
+    lease: timedelta = DEFAULT_LEASE,
+    policy: RetryPolicy | None = None,
+    draw: Callable[[], float] = random.random,
+    channel_factory: ChannelFactory = channel_from_row,
+    after_send: Callable[[dict[str, Any], SendResult], None] | None = None,
+) -> DeliveryReport:
+    """One pass of the sender over due outbox rows; returns what it did.
+
+    ``now`` is the clock due times and leases are measured on (default: the wall clock).
+    ``after_send`` is called between a send and its recording: tests inject a crash there.
+    """
+    now = now or datetime.now(UTC)
+    worker = worker or worker_name()
+    policy = policy or RetryPolicy()
+    report = DeliveryReport()
+    rows = repo.claim_due(uow.engine, now, now + lease, worker, limit)
+    if not rows:
+        return report
+    with uow:
+        channels = repo.channels_by_id(uow.session, {r["channel_id"] for r in rows})
+    for row in rows:
+        notification: Notification | None = None
+        channel_name = channels.get(row["channel_id"], {}).get("name", "?")
+        try:
+            notification = Notification.from_dict(json.loads(row["body"]))
+            channel = channel_factory(channels[row["channel_id"]])
+        except (KeyError, ValueError, TypeError) as error:
+            result = SendResult.permanent(f"cannot build the notice or channel: {error!r}")
+        else:
+            result = channel.send(notification)
+        if after_send is not None:
+            after_send(row, result)
+        delivery = _record(uow, row, worker, result, now, policy, draw, notification)
+        report.deliveries.append(replace(delivery, channel=channel_name))
+        log.log(
+            logging.INFO if result.ok else logging.WARNING,
+            "notice %s (%s) via %s: %s %s",
+            row["event_id"],
+            row["kind"],
+            channel_name,
+            result.outcome.value,
+            result.reason,
+        )
+    return report
+
+
+def _record(
+    uow: UnitOfWork,
+    row: dict[str, Any],
+    worker: str,
+    result: SendResult,
+    now: datetime,
+    policy: RetryPolicy,
+    draw: Callable[[], float],
+    notification: Notification | None,
+) -> Delivery:
+    attempts = int(row["attempts"]) + 1
+    with uow:
+        if result.ok:
+            recorded = repo.mark_sent(
+                uow.session, row["id"], now, result.reason, result.status_code
+            )
+            status = "sent"
+        else:
+            retry_at = None
+            if result.outcome.value == "retryable":
+                retry_at = next_attempt_at(attempts, policy, now, draw())
+            status = "dead" if retry_at is None else "retry"
+            recorded = repo.mark_failed(
+                uow.session,
+                row["id"],
+                worker,
+                attempts=attempts,
+                next_attempt_at=retry_at,
+                error=result.reason,
+                status_code=result.status_code,
+            )
+        uow.commit()
+    if not recorded:
+        status = "lost"  # our lease expired and another sender took the row over
+    return Delivery(row["id"], row["event_id"], "", status, attempts, result.reason, notification)
