@@ -26,8 +26,23 @@ class PairwiseCohen:
     kappa: np.ndarray
 
 
-def pairwise_cohen(table: GroupTable) -> PairwiseCohen:
-    """Confusion tables of all rater pairs that share at least one item, and their kappas."""
+def _tally_by_rater_pairs(table: GroupTable) -> np.ndarray:
+    """Confusion counts, flat (R * R * K * K,), from one column per rater: with few raters a
+    ``bincount`` per rater pair over the items is cheaper than enumerating label pairs."""
+    n_raters, k = table.rater_counts.shape
+    given = np.zeros((n_raters, table.n_pairable), dtype=np.int16)  # 0: not labeled
+    given[table.label_rater, table.label_item] = table.label_category + 1
+    tally = np.zeros((n_raters, n_raters, k * k), dtype=np.int64)
+    for a in range(n_raters - 1):  # bounded by the number of rater pairs
+        for b in range(a + 1, n_raters):
+            code = given[a].astype(np.intp) * (k + 1) + given[b]
+            both = np.bincount(code, minlength=(k + 1) ** 2).reshape(k + 1, k + 1)
+            tally[a, b] = both[1:, 1:].ravel()
+    return tally.ravel()
+
+
+def _tally_by_label_pairs(table: GroupTable) -> tuple[np.ndarray, np.ndarray]:
+    """Nonzero confusion cells and their counts from the within-item label pairs (any R)."""
     n_raters, k = table.rater_counts.shape
     size = n_raters * n_raters * k * k
     dense = size <= _MAX_DENSE_CODES
@@ -44,10 +59,38 @@ def pairwise_cohen(table: GroupTable) -> PairwiseCohen:
             codes_seen.append(code)
     if dense:
         cells = np.flatnonzero(tally)
-        cell_counts = tally[cells]
-    else:
-        joined = np.concatenate(codes_seen) if codes_seen else np.zeros(0, dtype=np.int64)
-        cells, cell_counts = np.unique(joined, return_counts=True)
+        return cells, tally[cells]
+    joined = np.concatenate(codes_seen) if codes_seen else np.zeros(0, dtype=np.int64)
+    return np.unique(joined, return_counts=True)
+
+
+def pairwise_cohen(table: GroupTable, by_rater_pairs: bool | None = None) -> PairwiseCohen:
+    """Confusion tables of all rater pairs that share at least one item, and their kappas.
+
+    ``by_rater_pairs`` picks the counting method (None: the cheaper one for this table).
+    """
+    n_raters, k = table.rater_counts.shape
+    if by_rater_pairs is None:
+        label_pairs = int((table.m * (table.m - 1) // 2).sum())
+        rater_pairs = n_raters * (n_raters - 1) // 2
+        by_rater_pairs = (
+            rater_pairs * table.n_pairable <= 2 * label_pairs
+            and n_raters * table.n_pairable <= 1 << 27
+            and k <= 255
+        )
+    if by_rater_pairs:
+        return _kappas(_tally_by_rater_pairs(table), n_raters, k)
+    cells, counts = _tally_by_label_pairs(table)
+    return _from_cells(cells, counts, n_raters, k)
+
+
+def _kappas(tally: np.ndarray, n_raters: int, k: int) -> PairwiseCohen:
+    cells = np.flatnonzero(tally)
+    return _from_cells(cells, tally[cells], n_raters, k)
+
+
+def _from_cells(cells: np.ndarray, cell_counts: np.ndarray, n_raters: int, k: int) -> PairwiseCohen:
+    """Kappas from the nonzero confusion cells, coded ((a * R + b) * K + c_a) * K + c_b."""
     pair_code, pair_index = np.unique(cells // (k * k), return_inverse=True)
     confusion = np.zeros((pair_code.shape[0], k * k))
     confusion[pair_index, cells % (k * k)] = cell_counts

@@ -92,26 +92,46 @@ def leave_one_out_s(
 
     bias : v (R, K); summed, squares : sums over raters present of v_pc and v_pc^2, (N, K).
     Returns (S (R,) NaN where undefined, item counts (R,)).
+
+    Without rater p on item u the group counts are c_u - e_{c_p} and the chance terms use
+    s_uc - v_pc and s2_uc - v_pc^2, so p's summed chance on category c is
+    A_pc - 2 v_pc B_pc + 2 v_pc^2 C_p with A, B, C sums over p's items of per-item values:
+    one product with the presence matrix instead of a pass over labels per category.
     """
     n_raters, k = bias.shape
-    keep = np.flatnonzero(table.m[table.label_item] >= 3)
-    item = table.label_item[keep]
-    rater = table.label_rater[keep]
-    given = table.label_category[keep]
-    others = table.m[item] - 1
-    pairs = (others * (others - 1)).astype(float)
-    n = np.bincount(rater, minlength=n_raters).astype(float)
-    same = table.counts[item, given] - 1
-    observed = np.bincount(rater, weights=same * (same - 1) / pairs, minlength=n_raters)
-    best = np.zeros(keep.shape[0])
-    chance = np.zeros(n_raters)
-    share = np.bincount(rater * k + given, minlength=n_raters * k).reshape(n_raters, k)
-    for c in range(k):  # bounded by the number of categories
-        rest = table.counts[item, c] - (given == c)
-        np.maximum(best, rest * (rest - 1) / pairs, out=best)
-        own = bias[rater, c]
-        chance_c = ((summed[item, c] - own) ** 2 - (squares[item, c] - own**2)) / pairs
-        chance += share[:, c] * np.bincount(rater, weights=chance_c, minlength=n_raters)
-    amax = np.bincount(rater, weights=best, minlength=n_raters)
-    ae = safe_ratio(chance, n**2)
+    m = table.m
+    n_items = m.shape[0]
+    inverse = np.zeros(n_items)
+    three = m >= 3
+    inverse[three] = 1.0 / ((m[three] - 1) * (m[three] - 2))
+    # Per (item, category) values of a label with that category; items with m_u = 2 get 0.
+    agree = table.counts * (table.counts - 1)
+    best_category = agree.argmax(axis=1)
+    best = agree.max(axis=1)
+    runner_up = agree.copy()
+    runner_up[np.arange(n_items), best_category] = -1
+    second = runner_up.max(axis=1)
+    own = (table.counts - 1) * (table.counts - 2)  # agreeing pairs left without this label
+    other_best = np.where(
+        best_category[:, None] == np.arange(k)[None, :], second[:, None], best[:, None]
+    )
+    observed_uc = (own * inverse[:, None]).ravel()
+    best_uc = (np.maximum(other_best, own) * inverse[:, None]).ravel()
+    code = table.label_code
+    rater = table.label_rater
+    observed = np.bincount(rater, weights=observed_uc[code], minlength=n_raters)
+    amax = np.bincount(rater, weights=best_uc[code], minlength=n_raters)
+    # p's labels on items with m_u >= 3: all its pairable labels minus those on m_u = 2 items
+    two = np.flatnonzero(m == 2)
+    first_two = np.concatenate([table.starts[two], table.starts[two] + 1])
+    share = table.rater_counts - np.bincount(
+        rater[first_two] * k + table.label_category[first_two], minlength=n_raters * k
+    ).reshape(n_raters, k)
+    n = share.sum(axis=1).astype(float)
+    per_item = np.hstack(
+        [(summed**2 - squares) * inverse[:, None], summed * inverse[:, None], inverse[:, None]]
+    )
+    sums = table.sum_over_items(per_item)
+    chance_by = sums[:, :k] - 2.0 * bias * sums[:, k : 2 * k] + 2.0 * bias**2 * sums[:, 2 * k :]
+    ae = safe_ratio((share * chance_by).sum(axis=1), n**2)
     return s_from(safe_ratio(observed, n), ae, safe_ratio(amax, n)), n.astype(np.int64)

@@ -46,13 +46,9 @@ def rater_sums(table: GroupTable, bias: np.ndarray) -> tuple[np.ndarray, np.ndar
 
     bias : v, shape (R, K). Returns (s, s2), each shape (N, K).
     """
-    n, k = table.n_pairable, bias.shape[1]
-    summed, squares = np.empty((n, k)), np.empty((n, k))
-    for c in range(k):  # bounded by the number of categories
-        column = bias[table.label_rater, c]
-        summed[:, c] = np.bincount(table.label_item, weights=column, minlength=n)
-        squares[:, c] = np.bincount(table.label_item, weights=column**2, minlength=n)
-    return summed, squares
+    k = bias.shape[1]
+    both = table.sum_over_raters(np.hstack([bias, bias**2]))
+    return both[:, :k], both[:, k:]
 
 
 def chance_by_category(table: GroupTable, bias: np.ndarray) -> np.ndarray:

@@ -67,32 +67,42 @@ def rho(
         y[~rated] = y[human_rated].mean(axis=0)
     elif unrated == RhoUnrated.PERFECT:
         y[~rated] = prevalence
-    keep = (
-        rated[table.label_rater]
-        if unrated == RhoUnrated.EXCLUDE
-        else np.ones(table.label_rater.shape[0], dtype=bool)
-    )
-    item = table.label_item[keep]
-    rater = table.label_rater[keep]
-    given = table.label_category[keep]
-    m = np.bincount(item, minlength=table.n_pairable)
+    if unrated == RhoUnrated.EXCLUDE:
+        keep = rated[table.label_rater]
+        item, rater = table.label_item[keep], table.label_rater[keep]
+        given, code = table.label_category[keep], table.label_code[keep]
+        m = np.bincount(item, minlength=table.n_pairable)
+    else:  # every group label counts: use the table's arrays without copies
+        item, rater, given, code = (
+            table.label_item,
+            table.label_rater,
+            table.label_category,
+            table.label_code,
+        )
+        m = table.m
     used = m >= 2
     if not used.any():
         return Rho(None, 0, 0, "no item with two rated raters")
-    reliability = 1.0 - x
-    chance = prevalence[given] * x[rater]
-    approximate = np.ones_like(chance)
-    denominator = reliability[rater] + chance
-    np.divide(reliability[rater], denominator, out=approximate, where=denominator > 0)
-    code = item * k + given
+    # one factor per (rater, category), gathered once per label
+    chance = x[:, None] * prevalence[None, :]  # (R, K)
+    reliability = (1.0 - x)[:, None]
+    approximate_table = np.divide(
+        np.broadcast_to(reliability, chance.shape),
+        reliability + chance,
+        out=np.ones_like(chance),
+        where=(reliability + chance) > 0,
+    )
+    rater_code = rater * k + given
+    approximate = approximate_table.ravel()[rater_code]
     size = table.n_pairable * k
     pair_sum = _pair_sum(code, size, approximate)
     fallbacks = 0
     if mode == RhoMode.EXACT:
-        peaked = y[rater, given]
-        exact_denominator = peaked + chance
-        ready = exact_denominator > 0
-        exact = np.divide(peaked, exact_denominator, out=np.zeros_like(peaked), where=ready)
+        exact_denominator = y + chance
+        ready_table = exact_denominator > 0
+        exact_table = np.divide(y, exact_denominator, out=np.zeros_like(y), where=ready_table)
+        ready = ready_table.ravel()[rater_code]
+        exact = exact_table.ravel()[rater_code]
         pair_sum += _pair_sum(code[ready], size, exact[ready])
         pair_sum -= _pair_sum(code[ready], size, approximate[ready])
         agreeing = np.bincount(code, minlength=size)

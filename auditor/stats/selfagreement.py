@@ -28,20 +28,32 @@ def max_entropy_split(shares: np.ndarray, prevalence: np.ndarray) -> tuple[np.nd
     """
     used = prevalence > 0
     p = prevalence[used]
-    d = shares[:, used]
-    upper = (d / p).min(axis=1) if p.size else np.zeros(shares.shape[0])
+    upper = (shares[:, used] / p).min(axis=1) if p.size else np.zeros(shares.shape[0])
+    x = np.zeros(shares.shape[0])
+    # x = 0 whenever the rater never used some category in use (most cells with few looks);
+    # the other cells often repeat the same shares, so each distinct row is solved once.
+    open_cells = np.flatnonzero(upper > 0)
+    if open_cells.size:
+        distinct, back = np.unique(shares[open_cells], axis=0, return_inverse=True)
+        x[open_cells] = _bisect(distinct[:, used], p, (distinct[:, used] / p).min(axis=1))[
+            back.reshape(-1)
+        ]
+    y = np.clip(shares - x[:, None] * prevalence, 0.0, None)
+    return x, y
+
+
+def _bisect(d: np.ndarray, p: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Root in (0, upper) of -log x + sum_c p_c log(d_c - x p_c) for each row of d (G, K')."""
     low = np.zeros_like(upper)
     high = upper.copy()
     with np.errstate(divide="ignore", invalid="ignore"):
-        for _ in range(_BISECTION_STEPS):  # fixed number of halvings, vectorised over cells
+        for _ in range(_BISECTION_STEPS):  # fixed number of halvings, vectorised over rows
             middle = 0.5 * (low + high)
             slope = -np.log(middle) + (p * np.log(d - middle[:, None] * p)).sum(axis=1)
             rising = slope > 0
             low = np.where(rising, middle, low)
             high = np.where(rising, high, middle)
-    x = np.where(upper > 0, 0.5 * (low + high), 0.0)
-    y = np.clip(shares - x[:, None] * prevalence, 0.0, None)
-    return x, y
+    return 0.5 * (low + high)
 
 
 def split_entropy(x: np.ndarray, y: np.ndarray) -> np.ndarray:

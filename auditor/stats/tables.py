@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -23,6 +24,8 @@ from auditor.domain import CollapsePolicy, LabelArrays
 # Above this many (item, rater) slots per label the dense cell index would waste memory, so
 # cells are numbered by sorting the keys instead.
 _DENSE_SLOTS_PER_LABEL = 4
+# Largest dense (items x raters) presence matrix the group table will build (float64 cells).
+MAX_PRESENCE_CELLS = 1 << 25
 
 
 def _first_bad(mask: np.ndarray) -> int:
@@ -126,7 +129,7 @@ def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST)
     k = labels.n_categories
     n_raters = labels.n_raters
     n_items = labels.n_items
-    key = labels.item.astype(np.int64) * n_raters + labels.rater
+    key = labels.item.astype(np.int64, copy=False) * n_raters + labels.rater
     slots = n_items * n_raters
     dense = slots <= _DENSE_SLOTS_PER_LABEL * key.shape[0] + 1024
     if dense:
@@ -136,11 +139,9 @@ def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST)
         keys, cell = np.unique(key, return_inverse=True)
         slots = keys.shape[0]
     per_cell = np.bincount(cell, minlength=slots)
-    repeated = per_cell[cell] > 1
     chosen = np.full(slots, -1, dtype=np.int32)
-    single = ~repeated
-    chosen[cell[single]] = labels.category[single]
-    dup_rows = np.flatnonzero(repeated)
+    chosen[cell] = labels.category  # right for every single-label cell; repeats fixed below
+    dup_rows = np.flatnonzero(per_cell[cell] > 1)
     if dup_rows.size:
         dup_cell = cell[dup_rows]
         sort = np.lexsort((dup_rows, labels.order[dup_rows], dup_cell))
@@ -158,11 +159,12 @@ def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST)
     else:
         repeat_slots = np.zeros(0, dtype=np.int64)
         repeat_counts = np.zeros((0, k), dtype=np.int64)
-    present = np.flatnonzero(chosen >= 0)
-    cell_key = present if keys is None else keys[present]
+    present = np.flatnonzero(per_cell) if keys is None else np.arange(slots)
+    cell_key = present if keys is None else keys
+    item, rater = np.divmod(cell_key, n_raters)
     return Cells(
-        item=cell_key // n_raters,
-        rater=cell_key % n_raters,
+        item=item,
+        rater=rater,
         category=chosen[present].astype(np.int64),
         repeat_cell=np.searchsorted(present, repeat_slots),
         repeat_counts=repeat_counts,
@@ -210,16 +212,64 @@ class GroupTable:
         n_p = self.n_per_rater
         return self.rater_counts / np.maximum(n_p, 1)[:, None]
 
+    @cached_property
+    def label_code(self) -> np.ndarray:
+        """item * K + category of each label, shape (L,): the flat index into (N, K) tables."""
+        return self.label_item * self.counts.shape[1] + self.label_category
+
+    @cached_property
+    def presence(self) -> np.ndarray | None:
+        """Dense 0/1 matrix (N, R) of which raters labeled each item, or None when too large.
+
+        With few raters, sums over the raters of an item become one matrix product.
+        """
+        n_raters = self.rater_counts.shape[0]
+        if self.n_pairable * n_raters > MAX_PRESENCE_CELLS:
+            return None
+        dense = np.zeros(self.n_pairable * n_raters)
+        dense[self.label_item * n_raters + self.label_rater] = 1.0
+        return dense.reshape(self.n_pairable, n_raters)
+
+    def sum_over_raters(self, per_rater: np.ndarray) -> np.ndarray:
+        """For each item, the sum over its raters of ``per_rater`` (R, F) -> (N, F)."""
+        if self.presence is not None:
+            return self.presence @ per_rater
+        out = np.empty((self.n_pairable, per_rater.shape[1]))
+        for f in range(per_rater.shape[1]):  # bounded by the number of columns
+            out[:, f] = np.bincount(
+                self.label_item, weights=per_rater[self.label_rater, f], minlength=self.n_pairable
+            )
+        return out
+
+    def sum_over_items(self, per_item: np.ndarray) -> np.ndarray:
+        """For each rater, the sum over its items of ``per_item`` (N, F) -> (R, F)."""
+        n_raters = self.rater_counts.shape[0]
+        if self.presence is not None:
+            return self.presence.T @ per_item
+        out = np.empty((n_raters, per_item.shape[1]))
+        for f in range(per_item.shape[1]):  # bounded by the number of columns
+            out[:, f] = np.bincount(
+                self.label_rater, weights=per_item[self.label_item, f], minlength=n_raters
+            )
+        return out
+
 
 def group_table(cells: Cells, rater_is_model: np.ndarray) -> GroupTable:
     """Restrict ``cells`` to human raters and keep the items at least two of them labeled."""
     k = cells.n_categories
-    human_cell = np.flatnonzero(~rater_is_model[cells.rater])
-    item = cells.item[human_cell]
+    if rater_is_model.any():
+        human_cell = np.flatnonzero(~rater_is_model[cells.rater])
+        item = cells.item[human_cell]
+    else:  # no model rater: skip the copies
+        human_cell = None
+        item = cells.item
     m_all = np.bincount(item, minlength=cells.n_items)
     pairable = m_all >= 2
     keep = pairable[item]
-    label_cell = human_cell[keep]
+    if keep.all():  # every item pairable (the usual case): no selection needed
+        label_cell = np.arange(item.shape[0]) if human_cell is None else human_cell
+    else:
+        label_cell = np.flatnonzero(keep) if human_cell is None else human_cell[keep]
     position = np.cumsum(pairable) - 1
     label_item = position[cells.item[label_cell]]
     label_rater = cells.rater[label_cell]

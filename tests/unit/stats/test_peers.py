@@ -8,7 +8,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from auditor.stats import compute_measures
+from auditor.stats import cohen, compute_measures, tables
 from tests.unit.stats.helpers import NO_CI, from_matrix
 
 SEEDS = range(8)
@@ -82,3 +82,14 @@ def test_kappa_s_equals_cohen_for_two_raters_with_missing(seed: int) -> None:
     shared = (mat >= 0).all(axis=1)
     expected = cohen_kappa_score(mat[shared, 0], mat[shared, 1])
     assert ms.measures["kappa_s"].value == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_both_ways_of_counting_rater_pairs_agree(seed: int) -> None:
+    mat, k = random_matrix(seed, missing=0.5)
+    labels = from_matrix(mat, [str(c) for c in range(k)])
+    table = tables.group_table(tables.collapse(labels), labels.rater_is_model)
+    by_items = cohen.pairwise_cohen(table, by_rater_pairs=True)
+    by_labels = cohen.pairwise_cohen(table, by_rater_pairs=False)
+    for name in ("rater_a", "rater_b", "n_items", "kappa"):
+        np.testing.assert_array_equal(getattr(by_items, name), getattr(by_labels, name))
