@@ -1,52 +1,114 @@
-"""``auditor demo`` (interim): the embedded default in one command.
+"""``auditor demo``: an ongoing labeling project over simulated days, recomputed on schedule.
 
-Creates or upgrades the database of AUDITOR_DATABASE_URL (a SQLite file by default), creates
-the project ``demo`` if needed, imports the bundled sample (60 scans, four radiologists with
-repeated presentations in later sessions, one model) and prints a summary. Running it again
-imports nothing new: the sample's client keys make the second import all duplicates.
+Runs on the embedded default: a fresh SQLite file (``./auditor-demo.db``, recreated each run so
+reruns are clean), the same ingestion, recompute and history services as the deployment, on
+a simulated clock. See ``auditor.services.demo`` for the story.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import typer
 
 from auditor.cli._common import fail
-from auditor.cli.imports import run_import, summary
-from auditor.config import get_settings
-from auditor.services import NotFound
-from auditor.services.projects import create_project, show_project
+from auditor.services import Conflict
+from auditor.services.demo import (
+    DEGRADING_RATER,
+    HISTORY_COLUMNS,
+    DemoConfig,
+    DemoRun,
+    daily_history,
+    run_demo,
+)
 from auditor.storage import migrate
-from auditor.storage.db import make_engine
+from auditor.storage.db import is_sqlite, make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample.csv"
-PROJECT = "demo"
-CATEGORIES = ["normal", "benign", "malignant"]
+DEFAULT_DATABASE = "sqlite:///auditor-demo.db"
+
+
+def _fresh_sqlite(url: str) -> None:
+    path = Path(url.split("sqlite:///", 1)[1])
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def _cell(value: float | None) -> str:
+    return "   -  " if value is None else f"{value:6.3f}"
+
+
+def _change(rows: list, column: str, before: int, after: int) -> str:
+    a, b = rows[before - 1].values[column], rows[after - 1].values[column]
+    return f"{_cell(a).strip()} -> {_cell(b).strip()}"
 
 
 def register(app: typer.Typer) -> None:
     @app.command("demo")
-    def demo() -> None:
-        """Set up the embedded database, import the bundled sample, print a summary."""
-        url = get_settings().database_url
-        migrate.upgrade(url)
-        engine = make_engine(url)
-        try:
-            show_project(UnitOfWork(engine, read_only=True), PROJECT)
-        except NotFound:
-            create_project(UnitOfWork(engine), PROJECT, CATEGORIES, name="Demo: chest scans")
-        result = run_import(PROJECT, SAMPLE)
-        if result.rejected:
-            fail(summary(SAMPLE, result))
-        typer.echo(f"database: {url}")
-        typer.echo(summary(SAMPLE, result))
-        view = show_project(UnitOfWork(engine, read_only=True), PROJECT)
-        counts = view.counts or {}
+    def demo(
+        seed: int = typer.Option(7, "--seed", help="Same seed, same run."),
+        days: int = typer.Option(14, "--days", min=4, max=60, help="Simulated days."),
+        database: str = typer.Option(
+            DEFAULT_DATABASE,
+            "--database",
+            help="Database URL. A SQLite file is recreated; another database must not "
+            "have a project 'demo' yet.",
+        ),
+    ) -> None:
+        """Simulate a labeling project for DAYS days and show reliability over time."""
+        started = time.perf_counter()
+        if is_sqlite(database):
+            if not database.startswith("sqlite:///") or ":memory:" in database:
+                fail("--database: the demo needs a SQLite file URL such as sqlite:///demo.db", 2)
+            _fresh_sqlite(database)
+        migrate.upgrade(database)
+        engine = make_engine(database)
+        config = DemoConfig(seed=seed, days=days)
         typer.echo(
-            f"project {view.slug}: {counts.get('labels', 0)} labels of "
-            f"{counts.get('items', 0)} items by {counts.get('raters', 0)} raters in "
-            f"{counts.get('sessions', 0)} sessions; categories {', '.join(view.categories)}"
+            f"Simulating {days} days of labeling (seed {seed}) into {database}: 10 raters, "
+            f"1 model, hidden repeats; {DEGRADING_RATER} degrades from day {days // 2 + 1}."
         )
+
+        def progress(day: int, run: DemoRun) -> None:
+            typer.echo(
+                f"  day {day + 1:>2}: {run.labels:>6} labels ingested in {run.batches} batches, "
+                f"{run.snapshots} snapshots",
+                err=True,
+            )
+
+        try:
+            run = run_demo(UnitOfWork(engine), config, progress)
+        except Conflict as error:
+            fail(f"{error}; use a fresh database (--database)")
+        rows = daily_history(UnitOfWork(engine, read_only=True), config)
         engine.dispose()
+
+        titles = [title for title, *_ in HISTORY_COLUMNS]
+        typer.echo("")
+        typer.echo("History at the end of each day (the last snapshot that day):")
+        typer.echo("day  " + "  ".join(f"{t:>12}" for t in titles))
+        for row in rows:
+            mark = " <- degradation starts" if row.day == days // 2 + 1 else ""
+            cells = "  ".join(f"{_cell(row.values[t]):>12}" for t in titles)
+            typer.echo(f"{row.day:>3}  {cells}{mark}")
+        half, last = days // 2, days
+        sa_cum, sa_win = titles[4], titles[5]
+        typer.echo("")
+        typer.echo(
+            f"{DEGRADING_RATER}'s self-agreement, day {half} -> day {last}: last 7 days "
+            f"{_change(rows, sa_win, half, last)}, cumulative {_change(rows, sa_cum, half, last)}"
+        )
+        typer.echo(
+            f"{DEGRADING_RATER} against the group (S, last 7 days): "
+            f"{_change(rows, titles[6], half, last)}; "
+            f"group kappa_S, last 7 days: {_change(rows, titles[1], half, last)}"
+        )
+        typer.echo(
+            f"{run.labels} labels ({run.repeats} repeated presentations), {run.snapshots} "
+            f"snapshots in {time.perf_counter() - started:.1f} s."
+        )
+        typer.echo(
+            f"Explore: AUDITOR_DATABASE_URL={database} auditor history demo "
+            f"--metric self_agreement --subject rater:{DEGRADING_RATER} --scope 7d"
+        )
