@@ -14,7 +14,19 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 import psycopg
-from sqlalchemy import BigInteger, Table, bindparam, case, func, select, type_coerce, update
+from sqlalchemy import (
+    BigInteger,
+    String,
+    Table,
+    any_,
+    bindparam,
+    case,
+    func,
+    select,
+    text,
+    type_coerce,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session as OrmSession
@@ -155,13 +167,24 @@ class LabelStore:
         insert = postgresql.insert if self.dialect == "postgresql" else sqlite.insert
         self._connection.execute(insert(table).on_conflict_do_nothing(), rows)
 
+    def _matching(self, column: Any, values: Sequence[str]) -> Iterable[Any]:
+        """Conditions ``column in values``: one array parameter on PostgreSQL (one round trip
+        whatever the count), IN lists of CHUNK values on SQLite."""
+        if self.dialect == "postgresql":
+            yield column == any_(bindparam(None, list(values), type_=postgresql.ARRAY(String)))
+            return
+        for chunk in _chunks(values):
+            yield column.in_(chunk)
+
     def _select_by_external_id(
         self, table: Table, project_id: int, external_ids: Sequence[str], *columns: Any
     ) -> list[Any]:
         found: list[Any] = []
-        for chunk in _chunks(external_ids):
+        if not external_ids:
+            return found
+        for condition in self._matching(table.c.external_id, external_ids):
             statement = select(table.c.external_id, *columns).where(
-                table.c.project_id == project_id, table.c.external_id.in_(chunk)
+                table.c.project_id == project_id, condition
             )
             found.extend(self._connection.execute(statement))
         return found
@@ -172,9 +195,17 @@ class LabelStore:
         wanted = sorted(set(external_ids))
         ids = dict(self._select_by_external_id(_items, project_id, wanted, _items.c.id))
         missing = [name for name in wanted if name not in ids]
-        if missing:
+        if missing and self.dialect == "postgresql":
+            # Items are the many-row case (100k per million labels): one statement per batch.
+            statement = text(
+                "INSERT INTO items (project_id, external_id) "
+                "SELECT :project_id, unnest(CAST(:names AS varchar[])) ON CONFLICT DO NOTHING"
+            )
+            self._connection.execute(statement, {"project_id": project_id, "names": missing})
+        elif missing:
             rows = [{"project_id": project_id, "external_id": name} for name in missing]
             self._insert_ignoring_conflicts(_items, rows)
+        if missing:
             ids.update(self._select_by_external_id(_items, project_id, missing, _items.c.id))
         return ids
 
@@ -262,9 +293,9 @@ class LabelStore:
         found: dict[str, tuple[Any, ...]] = {}
         columns = [_labels.c[name] for name in ("item_id", "rater_id", "category_id")]
         columns += [_labels.c.session_id, type_coerce(_labels.c.labeled_at, BigInteger)]
-        for chunk in _chunks(wanted):
+        for condition in self._matching(_labels.c.client_key, wanted):
             statement = select(_labels.c.client_key, *columns).where(
-                _labels.c.project_id == project_id, _labels.c.client_key.in_(chunk)
+                _labels.c.project_id == project_id, condition
             )
             for key, *content in self._connection.execute(statement):
                 found[key] = tuple(content)
