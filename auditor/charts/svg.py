@@ -1,0 +1,429 @@
+"""Small SVG charts: time series with interval bands and threshold lines, sparklines, a
+heatmap and a timeline. Output is markup text; callers mark it safe when templating.
+
+Design choices, and why:
+- Attributes carry the colours (no stylesheet needed), so the same SVG works inline in the
+  dashboard, in a self-contained report file, and opened on its own.
+- Undefined values (None, with a reason) are drawn as hollow markers on the x axis and break
+  the line: a gap says "not measurable here", which a zero would hide.
+- Intervals that leave the plotted range are clipped to it; the tooltip keeps the true ends.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from html import escape
+
+# Krippendorff's conventions: accept data at alpha >= 0.800, tentative conclusions >= 0.667.
+THRESHOLDS: tuple[tuple[float, str], ...] = ((0.667, "0.667 tentative"), (0.800, "0.800 reliable"))
+
+_PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 44, 12, 12, 28
+_AXIS = "#888"
+_GRID = "#e5e5e5"
+_UNDEFINED = "#999"
+
+
+@dataclass(frozen=True)
+class ChartPoint:
+    """One measurement: ``value`` None means undefined, and ``reason`` says why."""
+
+    at: datetime
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ChartSeries:
+    name: str
+    color: str
+    points: Sequence[ChartPoint] = field(default_factory=tuple)
+    dashed: bool = False
+
+
+@dataclass(frozen=True)
+class HeatCell:
+    row: str
+    column: str
+    value: float | None
+    n: int | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class TimelineSpan:
+    """A state held by one lane (e.g. one alert rule and subject) from ``start`` to ``end``."""
+
+    lane: str
+    state: str
+    start: datetime
+    end: datetime
+    detail: str = ""
+
+
+STATE_COLORS = {
+    "firing": "#d62728",
+    "pending": "#ff9f1c",
+    "ok": "#2ca02c",
+    "insufficient_data": "#9e9e9e",
+    "silenced": "#6a5acd",
+}
+
+
+def _fmt(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.3f}"
+
+
+def _time_label(moment: datetime, span_seconds: float) -> str:
+    return moment.strftime("%m-%d %H:%M" if span_seconds < 3 * 86400 else "%Y-%m-%d")
+
+
+def _tooltip(series: str, point: ChartPoint) -> str:
+    parts = [f"{series} {point.at.strftime('%Y-%m-%d %H:%M')} UTC: {_fmt(point.value)}"]
+    if point.value is not None and point.ci_low is not None and point.ci_high is not None:
+        parts.append(f"interval {_fmt(point.ci_low)} to {_fmt(point.ci_high)}")
+    if point.n is not None:
+        parts.append(f"n = {point.n}")
+    if point.reason:
+        parts.append(point.reason)
+    return "; ".join(parts)
+
+
+def _y_domain(series: Sequence[ChartSeries], thresholds: Sequence[tuple[float, str]]) -> tuple:
+    values = [p.value for s in series for p in s.points if p.value is not None]
+    low = min([0.0, *values])
+    high = max([1.0, *values, *(t for t, _ in thresholds)])
+    return math.floor(low * 10) / 10, math.ceil(high * 10) / 10
+
+
+class _Frame:
+    """Maps times and values to pixels inside the padded plot area."""
+
+    def __init__(self, width: int, height: int, times: list[datetime], y: tuple) -> None:
+        self.width, self.height = width, height
+        self.t0 = min(times).timestamp() if times else 0.0
+        self.t1 = max(times).timestamp() if times else 1.0
+        self.y0, self.y1 = y
+        self.inner_w = width - _PAD_LEFT - _PAD_RIGHT
+        self.inner_h = height - _PAD_TOP - _PAD_BOTTOM
+
+    def x(self, moment: datetime) -> float:
+        if self.t1 == self.t0:
+            return _PAD_LEFT + self.inner_w / 2
+        return _PAD_LEFT + (moment.timestamp() - self.t0) / (self.t1 - self.t0) * self.inner_w
+
+    def y(self, value: float) -> float:
+        clipped = min(max(value, self.y0), self.y1)
+        return _PAD_TOP + (self.y1 - clipped) / (self.y1 - self.y0) * self.inner_h
+
+    @property
+    def bottom(self) -> float:
+        return _PAD_TOP + self.inner_h
+
+
+def _axes(frame: _Frame, times: list[datetime]) -> list[str]:
+    out = []
+    step = 0.2 if frame.y1 - frame.y0 <= 1.2 else 0.5
+    tick = math.ceil(frame.y0 / step) * step
+    while tick <= frame.y1 + 1e-9:
+        y = frame.y(tick)
+        out.append(
+            f'<line x1="{_PAD_LEFT}" y1="{y:.1f}" x2="{frame.width - _PAD_RIGHT}" y2="{y:.1f}" '
+            f'stroke="{_GRID}"/><text x="{_PAD_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" '
+            f'font-size="11" fill="#555">{tick:.1f}</text>'
+        )
+        tick += step
+    out.append(
+        f'<line x1="{_PAD_LEFT}" y1="{frame.bottom:.1f}" x2="{frame.width - _PAD_RIGHT}" '
+        f'y2="{frame.bottom:.1f}" stroke="{_AXIS}"/>'
+    )
+    if times:
+        span = frame.t1 - frame.t0
+        distinct = sorted(set(times))
+        count = min(5, len(distinct))
+        chosen = [
+            distinct[round(i * (len(distinct) - 1) / max(count - 1, 1))] for i in range(count)
+        ]
+        for k, moment in enumerate(dict.fromkeys(chosen)):
+            x = frame.x(moment)
+            anchor = (
+                "middle"
+                if len(chosen) == 1
+                else ("start", "middle", "end")[0 if k == 0 else (2 if moment == chosen[-1] else 1)]
+            )
+            out.append(
+                f'<text x="{x:.1f}" y="{frame.bottom + 16:.1f}" text-anchor="{anchor}" '
+                f'font-size="11" fill="#555">{escape(_time_label(moment, span))}</text>'
+            )
+    return out
+
+
+def _band(frame: _Frame, series: ChartSeries) -> list[str]:
+    """One polygon per run of consecutive points that all have an interval."""
+    runs: list[list[ChartPoint]] = [[]]
+    for p in series.points:
+        if p.value is not None and p.ci_low is not None and p.ci_high is not None:
+            runs[-1].append(p)
+        elif runs[-1]:
+            runs.append([])
+    out = []
+    for run in runs:
+        if not run:
+            continue
+        if len(run) == 1:  # a lone interval: a short vertical bar
+            p = run[0]
+            x = frame.x(p.at)
+            out.append(
+                f'<line data-band="{escape(series.name)}" x1="{x:.1f}" x2="{x:.1f}" '
+                f'y1="{frame.y(p.ci_low):.1f}" y2="{frame.y(p.ci_high):.1f}" '
+                f'stroke="{series.color}" stroke-opacity="0.35" stroke-width="6"/>'
+            )
+            continue
+        upper = [f"{frame.x(p.at):.1f},{frame.y(p.ci_high):.1f}" for p in run]
+        lower = [f"{frame.x(p.at):.1f},{frame.y(p.ci_low):.1f}" for p in reversed(run)]
+        out.append(
+            f'<polygon data-band="{escape(series.name)}" points="{" ".join(upper + lower)}" '
+            f'fill="{series.color}" fill-opacity="0.15" stroke="none"/>'
+        )
+    return out
+
+
+def _line_and_points(frame: _Frame, series: ChartSeries, chart_id: str) -> list[str]:
+    out = []
+    segments: list[list[str]] = [[]]
+    for p in series.points:
+        if p.value is None:
+            if segments[-1]:
+                segments.append([])
+            continue
+        segments[-1].append(f"{frame.x(p.at):.1f},{frame.y(p.value):.1f}")
+    dash = ' stroke-dasharray="5 3"' if series.dashed else ""
+    for segment in segments:
+        if len(segment) > 1:
+            out.append(
+                f'<polyline points="{" ".join(segment)}" fill="none" stroke="{series.color}" '
+                f'stroke-width="2"{dash}/>'
+            )
+    for p in series.points:
+        x = frame.x(p.at)
+        common = (
+            f'data-point="{escape(chart_id)}" data-series="{escape(series.name)}" '
+            f'data-time="{p.at.isoformat()}"'
+        )
+        tip = escape(_tooltip(series.name, p))
+        if p.value is None:
+            out.append(
+                f'<circle {common} data-value="" data-reason="{escape(p.reason or "")}" '
+                f'cx="{x:.1f}" cy="{frame.bottom:.1f}" r="3.5" fill="white" '
+                f'stroke="{_UNDEFINED}"><title>{tip}</title></circle>'
+            )
+        else:
+            out.append(
+                f'<circle {common} data-value="{p.value:.6g}" cx="{x:.1f}" '
+                f'cy="{frame.y(p.value):.1f}" r="3" fill="{series.color}"><title>{tip}</title>'
+                "</circle>"
+            )
+    return out
+
+
+def line_chart(
+    chart_id: str,
+    series: Sequence[ChartSeries],
+    *,
+    title: str = "",
+    thresholds: Sequence[tuple[float, str]] = THRESHOLDS,
+    width: int = 640,
+    height: int = 240,
+) -> str:
+    """A time-series chart: one line per series, its interval as a shaded band, dashed
+    threshold lines, and a marker per point (hollow on the axis when undefined)."""
+    times = [p.at for s in series for p in s.points]
+    frame = _Frame(width, height, times, _y_domain(series, thresholds))
+    total = sum(len(s.points) for s in series)
+    defined = sum(1 for s in series for p in s.points if p.value is not None)
+    body = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{escape(chart_id)}" '
+        f'data-points="{total}" data-defined="{defined}" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-label="{escape(title or chart_id)}">',
+        f"<title>{escape(title or chart_id)}</title>",
+        *_axes(frame, times),
+    ]
+    for value, label in thresholds:
+        y = frame.y(value)
+        body.append(
+            f'<line data-threshold="{value}" x1="{_PAD_LEFT}" y1="{y:.1f}" '
+            f'x2="{width - _PAD_RIGHT}" y2="{y:.1f}" stroke="#b22222" stroke-dasharray="3 4" '
+            f'stroke-width="1"/><text x="{width - _PAD_RIGHT - 2}" y="{y - 3:.1f}" '
+            f'text-anchor="end" font-size="10" fill="#b22222">{escape(label)}</text>'
+        )
+    for s in series:
+        body.extend(_band(frame, s))
+    for s in series:
+        body.extend(_line_and_points(frame, s, chart_id))
+    if not times:
+        body.append(
+            f'<text x="{width / 2:.0f}" y="{height / 2:.0f}" text-anchor="middle" '
+            f'font-size="13" fill="#777">no snapshots yet</text>'
+        )
+    body.append("</svg>")
+    return "".join(body)
+
+
+def sparkline(
+    chart_id: str, points: Sequence[ChartPoint], *, width: int = 120, height: int = 28
+) -> str:
+    """A tiny line of the defined values (scaled 0..1, values outside clipped), no axes."""
+    defined = [p for p in points if p.value is not None]
+    frame = _Frame(
+        width + _PAD_LEFT + _PAD_RIGHT - 4,
+        height + _PAD_TOP + _PAD_BOTTOM - 4,
+        [p.at for p in defined],
+        (min([0.0, *(p.value for p in defined)]), 1.0),
+    )
+    shift_x, shift_y = _PAD_LEFT - 2, _PAD_TOP - 2
+    coordinates = [
+        (frame.x(p.at) - shift_x, frame.y(p.value) - shift_y, p)
+        for p in defined  # type: ignore[arg-type]
+    ]
+    body = [
+        '<svg xmlns="http://www.w3.org/2000/svg" class="sparkline" '
+        f'data-chart="{escape(chart_id)}" '
+        f'data-points="{len(defined)}" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}">'
+    ]
+    if len(coordinates) > 1:
+        line = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in coordinates)
+        body.append(f'<polyline points="{line}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>')
+    for x, y, p in coordinates:
+        body.append(
+            f'<circle data-point="{escape(chart_id)}" data-value="{p.value:.6g}" '
+            f'data-time="{p.at.isoformat()}" cx="{x:.1f}" cy="{y:.1f}" r="1.6" fill="#1f77b4">'
+            f"<title>{escape(_tooltip('', p).strip())}</title></circle>"
+        )
+    if not coordinates:
+        body.append(
+            f'<text x="{width / 2:.0f}" y="{height / 2 + 4:.0f}" text-anchor="middle" '
+            f'font-size="10" fill="#999">no values</text>'
+        )
+    body.append("</svg>")
+    return "".join(body)
+
+
+def _heat_color(value: float | None) -> str:
+    """White at 0 or below, through yellow to dark green at 1; grey when undefined."""
+    if value is None:
+        return "#eeeeee"
+    t = min(max(value, 0.0), 1.0)
+    stops = ((0.0, (255, 255, 255)), (0.5, (255, 224, 130)), (1.0, (27, 120, 55)))
+    for (a, ca), (b, cb) in itertools.pairwise(stops):
+        if t <= b:
+            f = (t - a) / (b - a)
+            rgb = tuple(round(x + (y - x) * f) for x, y in zip(ca, cb, strict=True))
+            return "#{:02x}{:02x}{:02x}".format(*rgb)
+    return "#1b7837"
+
+
+def heatmap(
+    chart_id: str, labels: Sequence[str], cells: Sequence[HeatCell], *, cell: int = 34
+) -> str:
+    """A symmetric rater-by-rater matrix; each given cell is drawn in both halves."""
+    by_pair = {}
+    for c in cells:
+        by_pair[(c.row, c.column)] = c
+        by_pair[(c.column, c.row)] = c
+    margin = 8 + 7 * max((len(x) for x in labels), default=1)
+    size = margin + cell * len(labels) + 4
+    body = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" data-chart="{escape(chart_id)}" '
+        f'data-cells="{len(cells)}" viewBox="0 0 {size} {size}" width="{size}" height="{size}">'
+    ]
+    for i, name in enumerate(labels):
+        offset = margin + i * cell + cell / 2
+        body.append(
+            f'<text x="{margin - 4}" y="{offset + 4:.1f}" text-anchor="end" font-size="11">'
+            f'{escape(name)}</text><text x="{offset:.1f}" y="{margin - 6}" text-anchor="start" '
+            f'font-size="11" transform="rotate(-45 {offset:.1f} {margin - 6})">'
+            f"{escape(name)}</text>"
+        )
+    for i, row in enumerate(labels):
+        for j, column in enumerate(labels):
+            x, y = margin + j * cell, margin + i * cell
+            found = by_pair.get((row, column))
+            if i == j or found is None:
+                tip = "" if i == j else f"{row} and {column}: no items in common"
+                body.append(
+                    f'<rect x="{x}" y="{y}" width="{cell - 1}" height="{cell - 1}" fill="#f7f7f7">'
+                    f"<title>{escape(tip)}</title></rect>"
+                )
+                continue
+            tip = f"Cohen's kappa {row} and {column}: {_fmt(found.value)}"
+            if found.n is not None:
+                tip += f" on {found.n} shared items"
+            if found.reason:
+                tip += f"; {found.reason}"
+            text = "–" if found.value is None else f"{found.value:.2f}"
+            ink = "white" if found.value is not None and found.value > 0.75 else "#222"
+            body.append(
+                f'<g data-cell="{escape(row)}|{escape(column)}" data-value="'
+                f'{"" if found.value is None else f"{found.value:.6g}"}"><rect x="{x}" y="{y}" '
+                f'width="{cell - 1}" height="{cell - 1}" fill="{_heat_color(found.value)}"/>'
+                f'<text x="{x + cell / 2:.1f}" y="{y + cell / 2 + 4:.1f}" text-anchor="middle" '
+                f'font-size="10" fill="{ink}">{text}</text><title>{escape(tip)}</title></g>'
+            )
+    body.append("</svg>")
+    return "".join(body)
+
+
+def timeline(
+    chart_id: str, spans: Sequence[TimelineSpan], *, width: int = 640, lane_height: int = 22
+) -> str:
+    """One lane per alert rule and subject; coloured spans show the state over time."""
+    lanes = list(dict.fromkeys(s.lane for s in spans))
+    label_w = 8 + 7 * max((len(x) for x in lanes), default=4)
+    height = 24 + lane_height * max(len(lanes), 1)
+    times = [s.start for s in spans] + [s.end for s in spans]
+    t0 = min(times).timestamp() if times else 0.0
+    t1 = max(times).timestamp() if times else 1.0
+    inner = width - label_w - 8
+
+    def x(moment: datetime) -> float:
+        return label_w + (moment.timestamp() - t0) / ((t1 - t0) or 1.0) * inner
+
+    body = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" data-chart="{escape(chart_id)}" '
+        f'data-spans="{len(spans)}" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}">'
+    ]
+    for i, lane in enumerate(lanes):
+        y = 4 + i * lane_height
+        body.append(
+            f'<text x="{label_w - 6}" y="{y + lane_height / 2 + 4:.1f}" text-anchor="end" '
+            f'font-size="11">{escape(lane)}</text>'
+        )
+    for s in spans:
+        y = 4 + lanes.index(s.lane) * lane_height
+        left, right = x(s.start), x(s.end)
+        tip = f"{s.lane}: {s.state} from {s.start:%Y-%m-%d %H:%M} to {s.end:%Y-%m-%d %H:%M} UTC" + (
+            f"; {s.detail}" if s.detail else ""
+        )
+        body.append(
+            f'<rect data-span="{escape(s.state)}" x="{left:.1f}" y="{y + 3}" '
+            f'width="{max(right - left, 2):.1f}" height="{lane_height - 6}" '
+            f'fill="{STATE_COLORS.get(s.state, "#777")}"><title>{escape(tip)}</title></rect>'
+        )
+    if times:
+        span = t1 - t0
+        for moment in (min(times), max(times)):
+            body.append(
+                f'<text x="{x(moment):.1f}" y="{height - 4}" font-size="10" fill="#555" '
+                f'text-anchor="{"start" if moment == min(times) else "end"}">'
+                f"{escape(_time_label(moment, span))}</text>"
+            )
+    body.append("</svg>")
+    return "".join(body)

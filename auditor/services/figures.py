@@ -1,0 +1,86 @@
+"""The dashboard's and the report's figures, drawn from the read services' values.
+
+Both the dashboard (``auditor.web``) and the static report (``auditor.services.report``) call
+these, so the page and the file show the same pictures with the same legends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from auditor.charts import (
+    ChartPoint,
+    ChartSeries,
+    HeatCell,
+    TimelineSpan,
+    heatmap,
+    line_chart,
+    sparkline,
+    timeline,
+)
+from auditor.services.dashboard import (
+    AlertView,
+    MetricHistory,
+    PairCell,
+    Point,
+    RaterRow,
+)
+from auditor.snapshots.scopes import CUMULATIVE
+
+SCOPE_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
+
+
+def scope_title(scope: str) -> str:
+    return "cumulative" if scope == CUMULATIVE else f"last {scope[:-1]} days"
+
+
+def scope_color(index: int) -> str:
+    return SCOPE_COLORS[index % len(SCOPE_COLORS)]
+
+
+def _chart_points(points: Sequence[Point]) -> tuple[ChartPoint, ...]:
+    return tuple(ChartPoint(p.as_of, p.value, p.ci_low, p.ci_high, p.n, p.reason) for p in points)
+
+
+def history_chart(history: MetricHistory, chart_id: str | None = None) -> str:
+    """One metric over time: one line and band per scope, threshold lines."""
+    series = [
+        # Windows dashed: over a young project they equal the cumulative view and would hide it.
+        ChartSeries(scope_title(s.scope), scope_color(i), _chart_points(s.points), dashed=i > 0)
+        for i, s in enumerate(history.series)
+    ]
+    return line_chart(chart_id or history.metric, series, title=history.title)
+
+
+def rater_sparkline(row: RaterRow) -> str:
+    return sparkline(f"spark-{row.rater}", _chart_points(row.sparkline))
+
+
+def pair_heatmap(labels: Sequence[str], pairs: Sequence[PairCell]) -> str:
+    cells = [
+        HeatCell(p.rater_a, p.rater_b, p.kappa.get("value"), p.n_items, p.kappa.get("reason"))
+        for p in pairs
+    ]
+    return heatmap("cohen-heatmap", list(labels), cells)
+
+
+def alert_spans(view: AlertView, until: datetime) -> list[TimelineSpan]:
+    """Turn each lane's transitions into spans: a state holds from its change to the next
+    change of the same lane (or ``until``, for the current state)."""
+    by_lane: dict[str, list] = {}
+    for change in sorted(view.changes, key=lambda c: c.at):
+        by_lane.setdefault(f"{change.rule} {change.subject}".strip(), []).append(change)
+    spans = []
+    for lane, changes in by_lane.items():
+        for current, following in zip(changes, [*changes[1:], None], strict=True):
+            end = following.at if following is not None else max(until, current.at)
+            detail = "" if current.value is None else f"value {current.value:.3f}"
+            if current.reason:
+                detail = f"{detail}; {current.reason}" if detail else current.reason
+            spans.append(TimelineSpan(lane, current.to_state, current.at, end, detail))
+    return spans
+
+
+def alert_timeline(view: AlertView, until: datetime) -> str:
+    return timeline("alert-timeline", alert_spans(view, until))

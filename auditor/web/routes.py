@@ -1,0 +1,121 @@
+"""Dashboard routes: projects, one project, one rater; sign-in for the operator token.
+
+Handlers are plain ``def`` (run in the thread pool) because the read services are
+synchronous. Pages are left out of the OpenAPI document: they are not part of the JSON API.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from auditor.config import get_settings
+from auditor.services import NotFound
+from auditor.services.dashboard import project_detail, projects_overview, rater_detail
+from auditor.storage.db import make_engine
+from auditor.storage.unit_of_work import UnitOfWork
+from auditor.web.access import COOKIE, DashboardAccess
+from auditor.web.render import Renderer
+
+STATIC = Path(__file__).parent / "static"
+
+
+def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
+    """Add the dashboard pages at ``/`` and their assets at ``/static`` to ``app``.
+
+    The database is ``app.state.engine`` when the app has one, else an engine for
+    ``app.state.settings.database_url`` (or the process settings). ``token`` overrides
+    ``AUDITOR_DASHBOARD_TOKEN`` (see ``auditor.web.access``).
+    """
+    access = DashboardAccess(token) if token is not None else DashboardAccess.from_environment()
+    renderer = Renderer()
+    state: dict[str, Any] = {}
+
+    def engine() -> Any:
+        found = getattr(app.state, "engine", None)
+        if found is not None:
+            return found
+        if "engine" not in state:
+            settings = getattr(app.state, "settings", None) or get_settings()
+            state["engine"] = make_engine(settings.database_url)
+        return state["engine"]
+
+    def reader() -> UnitOfWork:
+        return UnitOfWork(engine(), read_only=True)
+
+    def guarded(request: Request) -> Response | None:
+        reason = access.check(request)
+        if reason is None:
+            return None
+        if access.token is not None:
+            return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+        return HTMLResponse(renderer.page("error.html", title="Forbidden", message=reason), 403)
+
+    def not_found(error: NotFound) -> HTMLResponse:
+        return HTMLResponse(renderer.page("error.html", title="Not found", message=str(error)), 404)
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="dashboard-static")
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def projects_page(request: Request) -> Response:
+        refused = guarded(request)
+        if refused is not None:
+            return refused
+        cards = projects_overview(reader())
+        return HTMLResponse(renderer.page("projects.html", title="Projects", cards=cards))
+
+    @app.get("/projects/{slug}", response_class=HTMLResponse, include_in_schema=False)
+    def project_page(request: Request, slug: str) -> Response:
+        refused = guarded(request)
+        if refused is not None:
+            return refused
+        try:
+            detail = project_detail(reader(), slug)
+        except NotFound as error:
+            return not_found(error)
+        return HTMLResponse(renderer.project_page(detail))
+
+    @app.get(
+        "/projects/{slug}/raters/{rater}", response_class=HTMLResponse, include_in_schema=False
+    )
+    def rater_page(request: Request, slug: str, rater: str) -> Response:
+        refused = guarded(request)
+        if refused is not None:
+            return refused
+        try:
+            detail = rater_detail(reader(), slug, rater)
+        except NotFound as error:
+            return not_found(error)
+        return HTMLResponse(renderer.rater_page(detail))
+
+    @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
+    def login_form(next: str = "/") -> Response:
+        return HTMLResponse(renderer.page("login.html", title="Sign in", next=_local(next)))
+
+    @app.post("/login", include_in_schema=False)
+    async def login(request: Request) -> Response:
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        candidate = (form.get("token") or [""])[0]
+        target = _local((form.get("next") or ["/"])[0])
+        if not access.token_matches(candidate):
+            page = renderer.page("login.html", title="Sign in", next=target, failed=True)
+            return HTMLResponse(page, 401)
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(COOKIE, access.cookie_value(), httponly=True, samesite="strict")
+        return response
+
+    @app.get("/logout", include_in_schema=False)
+    def logout() -> Response:
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(COOKIE)
+        return response
+
+
+def _local(target: str) -> str:
+    """Only redirect to a path on this site (an open redirect would help phishing)."""
+    return target if target.startswith("/") and not target.startswith("//") else "/"
