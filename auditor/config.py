@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -35,6 +35,17 @@ class Settings(BaseSettings):
     )
     api_max_body_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
     api_max_batch_labels: int = Field(default=10_000, gt=0)
+    admin_token: SecretStr | None = Field(
+        default=None,
+        description=(
+            "Operator token for POST /api/v1/projects (Bearer). Unset: projects are created "
+            "with the CLI only."
+        ),
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        description="Bearer token for GET /metrics; unset, /metrics is open (bind it privately).",
+    )
     log_level: str = "INFO"
 
 

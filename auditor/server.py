@@ -2,18 +2,56 @@
 mode (no broker configured) the in-process recompute timer.
 
 It sits above the shells so that ``auditor.api`` and ``auditor.web`` stay independent of each
-other; ``auditor serve`` and uvicorn load ``auditor.server:build_app`` by name.
+other; ``auditor serve`` and uvicorn load ``auditor.server:build_app`` by name (a factory).
 """
 
 from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
 from auditor.api import create_app
 from auditor.config import Settings, get_settings
+from auditor.services.embedded import start_in_thread
+from auditor.storage.unit_of_work import UnitOfWork
+from auditor.web import install_dashboard
+
+log = logging.getLogger(__name__)
+
+# How long shutdown waits for a recompute in progress; it writes all or nothing, so an
+# abandoned one loses nothing (the daemon thread dies with the process).
+STOP_TIMEOUT_SECONDS = 30.0
 
 
 def build_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     app = create_app(settings)
+    install_dashboard(app)
+    if settings.broker_url is None:
+        _run_embedded_timer(app, settings)
     return app
+
+
+def _run_embedded_timer(app: FastAPI, settings: Settings) -> None:
+    """Start the recompute timer with the app, stop it (and wait for it) with the app."""
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = app.state.engine
+        thread, stop = start_in_thread(lambda: UnitOfWork(engine), settings.scan_interval_seconds)
+        app.state.embedded_timer = thread
+        log.info("embedded mode: recomputing every %ss in-process", settings.scan_interval_seconds)
+        try:
+            async with inner(app):
+                yield
+        finally:
+            stop.set()
+            thread.join(STOP_TIMEOUT_SECONDS)
+            if thread.is_alive():
+                log.warning("the recompute timer did not stop within %ss", STOP_TIMEOUT_SECONDS)
+
+    app.router.lifespan_context = lifespan

@@ -2,30 +2,54 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI
 
 from auditor import __version__
-from auditor.api.errors import install_error_handlers
+from auditor.api.errors import ErrorOut, install_error_handlers
 from auditor.api.limits import BodySizeLimitMiddleware
+from auditor.api.routes import labels, ops, projects, reads, snapshots
 from auditor.config import Settings, get_settings
+from auditor.storage.db import make_engine
+
+ERROR_RESPONSES: dict[int | str, dict] = {
+    status: {"model": ErrorOut, "description": description}
+    for status, description in (
+        (401, "no key, or an unknown or revoked one"),
+        (403, "the key's role may not do this"),
+        (404, "no such project for this key, or no such id in it"),
+        (413, "the body or the batch is too large"),
+        (422, "the request is not valid; details name the row and field"),
+    )
+}
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    engine = make_engine(settings.database_url)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        engine.dispose()
+
     app = FastAPI(
         title="auditor",
         version=__version__,
         description=(
-            "Annotation audit service: inter-rater agreement, self-agreement and their history."
+            "Annotation audit service: inter-rater agreement, self-agreement and their history. "
+            "Routes under /api/v1 take a project key: `Authorization: Bearer <key>` "
+            "(docs/api.md)."
         ),
+        lifespan=lifespan,
     )
     app.state.settings = settings
+    app.state.engine = engine
     install_error_handlers(app)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.api_max_body_bytes)
-
-    @app.get("/healthz", tags=["ops"])
-    def healthz() -> dict[str, str]:
-        """Liveness: the process answers."""
-        return {"status": "ok", "version": __version__}
-
+    app.include_router(ops.router)
+    for module in (projects, labels, reads, snapshots):
+        app.include_router(module.router, responses=ERROR_RESPONSES)
     return app

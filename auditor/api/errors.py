@@ -7,12 +7,20 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from auditor.ingestion.errors import IngestRejected
+from auditor.services import Conflict, Invalid, NotFound, ServiceError
+from auditor.services.api_ingest import IdempotencyMismatch
+
+log = logging.getLogger(__name__)
 
 _CODES = {
     400: "bad_request",
@@ -28,6 +36,18 @@ _CODES = {
     500: "internal_error",
     503: "unavailable",
 }
+
+
+class ErrorInfo(BaseModel):
+    code: str
+    message: str
+    details: list[dict[str, Any]]
+
+
+class ErrorOut(BaseModel):
+    """The one error shape."""
+
+    error: ErrorInfo
 
 
 class ApiError(Exception):
@@ -77,8 +97,27 @@ def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
     details = []
     for err in exc.errors():
         location = [str(part) for part in err.get("loc", ())]
-        details.append({"location": location, "message": str(err.get("msg", "invalid"))})
+        detail: dict[str, Any] = {"location": location, "message": str(err.get("msg", "invalid"))}
+        # A label of a batch: name the row (1-based, as content errors do) and the field.
+        loc = err.get("loc", ())
+        if len(loc) >= 3 and loc[:2] == ("body", "labels") and isinstance(loc[2], int):
+            detail["row"] = loc[2] + 1
+            if len(loc) >= 4:
+                detail["field"] = str(loc[3])
+        details.append(detail)
     return details
+
+
+def _rejected_details(exc: IngestRejected) -> list[dict[str, Any]]:
+    return [{"row": e.row, "field": e.field, "message": e.message} for e in exc.errors]
+
+
+_SERVICE_STATUS: tuple[tuple[type[ServiceError], int], ...] = (
+    (NotFound, 404),
+    (Conflict, 409),
+    (Invalid, 422),
+    (IdempotencyMismatch, 422),
+)
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -97,6 +136,20 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
         return error_response(422, "the request is not valid", details=_validation_details(exc))
 
+    @app.exception_handler(IngestRejected)
+    async def _rejected(_: Request, exc: IngestRejected) -> JSONResponse:
+        message = f"{exc.total} bad row value(s); nothing was written"
+        return error_response(422, message, code="labels_rejected", details=_rejected_details(exc))
+
+    @app.exception_handler(ServiceError)
+    async def _service_error(_: Request, exc: ServiceError) -> JSONResponse:
+        for kind, status in _SERVICE_STATUS:
+            if isinstance(exc, kind):
+                code = "idempotency_mismatch" if kind is IdempotencyMismatch else None
+                return error_response(status, str(exc), code=code)
+        return error_response(400, str(exc))
+
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error", exc_info=exc)
         return error_response(500, "internal error")

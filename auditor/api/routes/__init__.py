@@ -1,0 +1,1 @@
+"""Route modules of the API; each exposes ``router``."""

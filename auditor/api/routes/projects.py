@@ -1,0 +1,79 @@
+"""Projects: create (operator token), read, settings, categories."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from fastapi import APIRouter, status
+
+from auditor.api.deps import Admin, Anyone, Operator, Reader, ReadUow, Slug, WriteUow
+from auditor.api.errors import ApiError
+from auditor.api.schemas import (
+    CategoriesIn,
+    CategoriesOut,
+    KeyOut,
+    ProjectCreate,
+    ProjectCreated,
+    ProjectOut,
+    SettingsOut,
+)
+from auditor.domain import ProjectSettings
+from auditor.services import projects as service
+from auditor.services.keys import create_key
+
+router = APIRouter(prefix="/api/v1/projects", tags=["projects"])
+
+
+def settings_out(settings: ProjectSettings) -> SettingsOut:
+    values = dataclasses.asdict(settings)
+    for name, value in values.items():
+        values[name] = getattr(value, "value", value)
+    values["windows_days"] = list(settings.windows_days)
+    return SettingsOut(**values)
+
+
+def project_out(view: service.ProjectView) -> ProjectOut:
+    return ProjectOut(
+        slug=view.slug,
+        name=view.name,
+        created_at=view.created_at,
+        categories=list(view.categories),
+        settings=settings_out(view.settings),
+        counts=view.counts,
+    )
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=ProjectCreated)
+def create_project(body: ProjectCreate, uow: WriteUow, _: Operator) -> ProjectCreated:
+    """Create a project and its first admin key (operator token only; the key is shown once)."""
+    fields = {"name": body.name} if body.name else {}
+    view = service.create_project(uow, body.slug, body.categories, **fields)
+    key, secret = create_key(uow, view.slug, "admin", "created with the project")
+    out = project_out(view)
+    admin_key = KeyOut(id=key.id, role="admin", prefix=key.prefix, key=secret)
+    return ProjectCreated(**out.model_dump(), admin_key=admin_key)
+
+
+@router.get("/{slug}", response_model=ProjectOut)
+def get_project(slug: Slug, uow: ReadUow, _: Anyone) -> ProjectOut:
+    """The project, its categories, settings and row counts (any role)."""
+    return project_out(service.show_project(uow, slug))
+
+
+@router.get("/{slug}/settings", response_model=SettingsOut)
+def get_settings(slug: Slug, uow: ReadUow, _: Reader) -> SettingsOut:
+    return settings_out(service.project_settings(uow, slug))
+
+
+@router.get("/{slug}/categories", response_model=CategoriesOut)
+def get_categories(slug: Slug, uow: ReadUow, _: Anyone) -> CategoriesOut:
+    """The vocabulary labels must use, in order (any role: ingest tools need it)."""
+    return CategoriesOut(categories=list(service.show_project(uow, slug).categories))
+
+
+@router.post("/{slug}/categories", response_model=CategoriesOut)
+def add_categories(slug: Slug, body: CategoriesIn, uow: WriteUow, _: Admin) -> CategoriesOut:
+    """Append categories at the end of the vocabulary (admin)."""
+    if not body.names:
+        raise ApiError(422, "no category to add")
+    return CategoriesOut(categories=list(service.add_categories(uow, slug, body.names)))

@@ -1,0 +1,83 @@
+"""Raters, items and sessions of a project (read, admin), and the rater report."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
+
+from auditor.api.deps import Reader, ReadUow, Slug
+from auditor.api.schemas import (
+    ItemList,
+    ItemOut,
+    RaterList,
+    RaterOut,
+    RaterReport,
+    SessionList,
+    SessionOut,
+)
+from auditor.services import api_queries as service
+
+router = APIRouter(prefix="/api/v1/projects", tags=["raters, items, sessions"])
+
+Limit = Annotated[int, Query(ge=1, le=1000, description="entries per page")]
+After = Annotated[str | None, Query(max_length=200, description="the last id of the previous page")]
+ExternalId = Annotated[str, Path(min_length=1, max_length=200)]
+
+
+@router.get("/{slug}/raters", response_model=RaterList)
+def list_raters(
+    slug: Slug, uow: ReadUow, _: Reader, limit: Limit = 100, after: After = None
+) -> RaterList:
+    """Raters in id order with their label counts; page with ``after``."""
+    rows = service.list_raters(uow, slug, after, limit)
+    next_after = rows[-1]["rater"] if len(rows) == limit else None
+    return RaterList(raters=[RaterOut(**row) for row in rows], next_after=next_after)
+
+
+@router.get("/{slug}/raters/{rater}", response_model=RaterOut)
+def get_rater(slug: Slug, rater: ExternalId, uow: ReadUow, _: Reader) -> RaterOut:
+    return RaterOut(**service.get_rater(uow, slug, rater))
+
+
+@router.get("/{slug}/raters/{rater}/report", response_model=RaterReport)
+def rater_report(
+    slug: Slug,
+    rater: ExternalId,
+    uow: ReadUow,
+    _: Reader,
+    points: Annotated[int, Query(ge=1, le=5000)] = 200,
+) -> RaterReport:
+    """Self-agreement, random-choice share, S against the group (models: S and kappa_VA), the
+    rater's row of pairwise Cohen kappa, all from the latest cumulative snapshot, and the
+    cumulative history of each (at most ``points`` per metric)."""
+    return RaterReport(**service.rater_report(uow, slug, rater, points))
+
+
+@router.get("/{slug}/items", response_model=ItemList)
+def list_items(
+    slug: Slug, uow: ReadUow, _: Reader, limit: Limit = 100, after: After = None
+) -> ItemList:
+    rows = service.list_items(uow, slug, after, limit)
+    next_after = rows[-1]["item"] if len(rows) == limit else None
+    return ItemList(items=[ItemOut(**row) for row in rows], next_after=next_after)
+
+
+@router.get("/{slug}/items/{item}", response_model=ItemOut)
+def get_item(slug: Slug, item: ExternalId, uow: ReadUow, _: Reader) -> ItemOut:
+    return ItemOut(**service.get_item(uow, slug, item))
+
+
+@router.get("/{slug}/sessions", response_model=SessionList)
+def list_sessions(
+    slug: Slug,
+    uow: ReadUow,
+    _: Reader,
+    limit: Limit = 100,
+    after: Annotated[int | None, Query(ge=0, le=2**62)] = None,
+    rater: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+) -> SessionList:
+    """Sessions in id order, optionally of one rater."""
+    rows = service.list_sessions(uow, slug, rater, after, limit)
+    next_after = rows[-1]["id"] if len(rows) == limit else None
+    return SessionList(sessions=[SessionOut(**row) for row in rows], next_after=next_after)

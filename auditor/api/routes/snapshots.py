@@ -1,0 +1,99 @@
+"""Snapshots (list, latest, one in full) and the history of one metric (read, admin)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+
+from auditor.api.deps import Reader, ReadUow, Slug
+from auditor.api.schemas import HistoryOut, HistoryPointOut, SnapshotList, SnapshotSummary
+from auditor.services import api_queries as service
+from auditor.services.queries import snapshot_view
+
+router = APIRouter(prefix="/api/v1/projects", tags=["snapshots and history"])
+
+ScopeName = Annotated[
+    str, Query(min_length=1, max_length=16, description="'cumulative' or a window like '7d'")
+]
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+@router.get("/{slug}/snapshots", response_model=SnapshotList)
+def list_snapshots(
+    slug: Slug,
+    uow: ReadUow,
+    _: Reader,
+    scope: Annotated[str | None, Query(min_length=1, max_length=16)] = None,
+    before: Annotated[int | None, Query(ge=0, le=2**62, description="id cursor")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> SnapshotList:
+    """Snapshot summaries, newest first; page with ``before`` = the previous page's last id."""
+    rows = service.list_snapshots(uow, slug, scope, before, limit)
+    next_before = rows[-1]["id"] if len(rows) == limit else None
+    return SnapshotList(snapshots=[SnapshotSummary(**r) for r in rows], next_before=next_before)
+
+
+@router.get("/{slug}/snapshots/latest", response_model=dict[str, Any])
+def latest_snapshot(
+    slug: Slug,
+    uow: ReadUow,
+    _: Reader,
+    scope: ScopeName = "cumulative",
+    at: Annotated[datetime | None, Query(description="in force at this time")] = None,
+) -> dict[str, Any]:
+    """The latest snapshot of ``scope`` (or the one in force at ``at``): the
+    ``auditor stats --json`` shape plus a ``snapshot`` object of metadata."""
+    return snapshot_view(uow, slug, scope=scope, at=_utc(at))
+
+
+@router.get("/{slug}/snapshots/{snapshot_id}", response_model=dict[str, Any])
+def get_snapshot(
+    slug: Slug,
+    snapshot_id: Annotated[int, Path(ge=0, le=2**62)],
+    uow: ReadUow,
+    _: Reader,
+) -> dict[str, Any]:
+    """One snapshot in full (same shape as ``latest``)."""
+    return service.get_snapshot(uow, slug, snapshot_id)
+
+
+@router.get("/{slug}/history", response_model=HistoryOut)
+def history(
+    slug: Slug,
+    uow: ReadUow,
+    _: Reader,
+    metric: Annotated[str, Query(min_length=1, max_length=64)],
+    subject: Annotated[
+        str,
+        Query(max_length=420, description="'project', 'rater:ID', 'model:ID' or 'pair:A|B'"),
+    ] = "project",
+    scope: Annotated[list[str] | None, Query(max_length=10)] = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    points: Annotated[int, Query(ge=1, le=5000, description="at most this many per scope")] = 500,
+) -> HistoryOut:
+    """A metric's time series. The range [since, until] is cut into ``points`` equal buckets
+    per scope and each bucket keeps its last value, so a long history stays small."""
+    rows = service.history(
+        uow,
+        slug,
+        metric,
+        subject=subject,
+        scopes=scope,
+        since=_utc(since),
+        until=_utc(until),
+        max_points=points,
+    )
+    return HistoryOut(
+        metric=metric,
+        subject=subject,
+        max_points=points,
+        points=[HistoryPointOut(**row) for row in rows],
+    )

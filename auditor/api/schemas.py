@@ -1,0 +1,208 @@
+"""Request and response bodies of the HTTP API (what the OpenAPI document describes)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from auditor.ingestion.batch import ID_MAX, TIMESTAMP_MAX
+from auditor.ingestion.schemas import PROJECT_NAME_MAX, SLUG_PATTERN
+from auditor.storage.api_models import IDEMPOTENCY_KEY_MAX
+
+Id = Annotated[str, Field(min_length=1, max_length=ID_MAX)] | int
+OptionalId = Annotated[str, Field(max_length=ID_MAX)] | int | None
+RoleName = Literal["ingest", "read", "admin"]
+
+
+class LabelBody(BaseModel):
+    """One label: the fields of the import format (docs/api.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    item: Id
+    rater: Id
+    label: Id = Field(description="one of the project's category names")
+    session: OptionalId = None
+    labeled_at: Annotated[str, Field(max_length=TIMESTAMP_MAX)] | None = Field(
+        default=None, description="ISO 8601; no zone = UTC; absent = when received"
+    )
+    rater_kind: Literal["human", "model"] | None = None
+    key: OptionalId = Field(default=None, description="client key: a label stored once")
+
+
+class LabelBatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    labels: list[LabelBody] = Field(
+        min_length=1, description="at most AUDITOR_API_MAX_BATCH_LABELS entries (10,000)"
+    )
+
+
+class IngestOut(BaseModel):
+    inserted: int
+    duplicates: int
+    max_label_id: int | None
+
+
+class ProjectCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    slug: Annotated[str, Field(pattern=SLUG_PATTERN)]
+    name: Annotated[str, Field(min_length=1, max_length=PROJECT_NAME_MAX)] | None = None
+    categories: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=100)]],
+        Field(min_length=2, max_length=1000),
+    ]
+
+
+class SettingsOut(BaseModel):
+    collapse: str
+    rho_mode: str
+    rho_unrated: str
+    interval_method: str
+    interval_level: float
+    bootstrap_resamples: int
+    windows_days: list[int]
+    recompute_interval_seconds: int
+
+
+class ProjectOut(BaseModel):
+    slug: str
+    name: str
+    created_at: datetime
+    categories: list[str]
+    settings: SettingsOut
+    counts: dict[str, int] | None = None
+
+
+class KeyOut(BaseModel):
+    id: int
+    role: RoleName
+    prefix: str
+    key: str = Field(description="the secret; shown in this response only")
+
+
+class ProjectCreated(ProjectOut):
+    admin_key: KeyOut
+
+
+class CategoriesIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    names: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=100)]],
+        Field(min_length=1, max_length=1000),
+    ]
+
+
+class CategoriesOut(BaseModel):
+    categories: list[str]
+
+
+class RaterOut(BaseModel):
+    rater: str
+    kind: str
+    labels: int
+
+
+class RaterList(BaseModel):
+    raters: list[RaterOut]
+    next_after: str | None
+
+
+class ItemOut(BaseModel):
+    item: str
+    metadata: dict[str, Any] | None = None
+    labels: int | None = None
+
+
+class ItemList(BaseModel):
+    items: list[ItemOut]
+    next_after: str | None
+
+
+class SessionOut(BaseModel):
+    id: int
+    session: str
+    rater: str
+    started_at: datetime
+    ended_at: datetime
+
+
+class SessionList(BaseModel):
+    sessions: list[SessionOut]
+    next_after: int | None
+
+
+class SnapshotSummary(BaseModel):
+    id: int
+    scope: str
+    tick: int
+    as_of: datetime
+    computed_at: datetime
+    window_start: datetime | None
+    window_end: datetime | None
+    watermark: int
+    n_labels: int
+    n_items: int
+    n_raters: int
+    duration_ms: float
+    code_version: str
+
+
+class SnapshotList(BaseModel):
+    snapshots: list[SnapshotSummary]
+    next_before: int | None
+
+
+class HistoryPointOut(BaseModel):
+    scope: str
+    as_of: datetime
+    computed_at: datetime
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int | None
+    reason: str | None
+    snapshot_id: int
+
+
+class HistoryOut(BaseModel):
+    metric: str
+    subject: str
+    max_points: int
+    points: list[HistoryPointOut]
+
+
+class MeasureOut(BaseModel):
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int | None
+    band: str | None = None
+    reason: str | None
+
+
+class CohenRow(MeasureOut):
+    rater: str
+    n_items: int | None
+
+
+class RaterReport(BaseModel):
+    rater: str
+    kind: str
+    labels: int
+    snapshot_id: int | None
+    as_of: datetime | None
+    self_agreement: MeasureOut | None
+    random_choice: MeasureOut | None
+    s_vs_group: MeasureOut | None
+    n_repeated_items: int | None
+    model: dict[str, MeasureOut] | None
+    pairwise_cohen: list[CohenRow]
+    history: dict[str, list[HistoryPointOut]]
+
+
+IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1," + str(IDEMPOTENCY_KEY_MAX) + "}$"

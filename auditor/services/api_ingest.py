@@ -1,0 +1,94 @@
+"""Label posts of the HTTP API with an optional ``Idempotency-Key``.
+
+Without a key this is ``ingest.ingest_labels``. With a key, the record of the key and the
+labels are written in ONE transaction:
+
+1. insert a pending (project, key, request hash) record, ON CONFLICT DO NOTHING;
+2. if it was inserted, write the labels and store the response in the record; commit;
+3. if the key was already there, write nothing: the same body replays the stored response,
+   another body is ``IdempotencyMismatch`` (422).
+
+Two concurrent requests with one key meet at the unique (project, key): on PostgreSQL the
+second insert waits until the first transaction ends and then finds the committed record; on
+SQLite writers are serialised by BEGIN IMMEDIATE. A rejected batch rolls its record back with
+it, so a corrected retry with the same key is accepted (only successes are remembered).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from auditor.ingestion.batch import RawBatch
+from auditor.services import ServiceError
+from auditor.services.ingest import (
+    RACE_RETRIES,
+    IngestResult,
+    _category_ids,
+    _project,
+    _write_batch,
+    ingest_labels,
+)
+from auditor.storage import api_repository as repo
+from auditor.storage.db import utc_now
+from auditor.storage.repositories import WriteConflict
+from auditor.storage.unit_of_work import UnitOfWork
+
+
+class IdempotencyMismatch(ServiceError):
+    """The Idempotency-Key was used before with another request body."""
+
+
+@dataclass(frozen=True)
+class PostResult:
+    status: int
+    body: dict[str, Any]
+    replayed: bool
+
+
+def _body(result: IngestResult) -> dict[str, Any]:
+    return asdict(result)
+
+
+def post_labels(
+    uow: UnitOfWork,
+    slug: str,
+    batch: RawBatch,
+    *,
+    idempotency_key: str | None = None,
+    request_hash: str = "",
+) -> PostResult:
+    """Write one batch (all or nothing), at most once per idempotency key."""
+    if idempotency_key is None:
+        return PostResult(200, _body(ingest_labels(uow, slug, batch)), False)
+    for attempt in range(RACE_RETRIES):
+        try:
+            return _post_once(uow, slug, batch, idempotency_key, request_hash)
+        except WriteConflict:
+            if attempt == RACE_RETRIES - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _post_once(
+    uow: UnitOfWork, slug: str, batch: RawBatch, key: str, request_hash: str
+) -> PostResult:
+    with uow:
+        project = _project(uow, slug)
+        session = uow.session
+        if not repo.claim_idempotency_key(session, project.id, key, request_hash, utc_now()):
+            stored = repo.find_idempotency_record(session, project.id, key)
+            if stored is None:  # pragma: no cover - the conflicting row is committed
+                raise WriteConflict(f"idempotency key {key!r} vanished")
+            stored_hash, status, response = stored
+            if stored_hash != request_hash:
+                raise IdempotencyMismatch(
+                    f"Idempotency-Key {key!r} was already used with a different request body"
+                )
+            return PostResult(status, response, True)
+        categories = _category_ids(uow, project)
+        inserted, duplicates = _write_batch(uow, project, categories, batch, None)
+        body = _body(IngestResult(inserted, duplicates, uow.labels.max_label_id(project.id)))
+        repo.finish_idempotency_key(session, project.id, key, 200, body)
+        uow.commit()
+    return PostResult(200, body, False)

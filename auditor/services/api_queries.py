@@ -1,0 +1,170 @@
+"""Read services of the HTTP API beyond ``queries.py``: lists (raters, items, sessions,
+snapshots), one snapshot by id, the downsampled history and the rater report.
+
+Every read is scoped by project slug; an id of another project is simply not found.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from auditor.services import Invalid, NotFound
+from auditor.services.queries import SNAPSHOT_METADATA
+from auditor.snapshots.points import parse_subject
+from auditor.snapshots.scopes import CUMULATIVE, parse_scope
+from auditor.storage import api_repository as repo
+from auditor.storage import snapshot_repository as snapshots
+from auditor.storage.unit_of_work import UnitOfWork
+
+RATER_METRICS = ("self_agreement", "random_choice", "s_vs_group")
+MODEL_METRICS = ("s", "kappa_va")
+
+
+def _project_id(uow: UnitOfWork, slug: str) -> int:
+    project = snapshots.find_project(uow.session, slug=slug)
+    if project is None:
+        raise NotFound(f"no project {slug!r}")
+    return project.id
+
+
+def _scope(scope: str) -> str:
+    try:
+        return parse_scope(scope).name
+    except ValueError as error:
+        raise Invalid(str(error)) from None
+
+
+def list_raters(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[dict]:
+    with uow:
+        return repo.list_raters(uow.session, _project_id(uow, slug), after, limit)
+
+
+def get_rater(uow: UnitOfWork, slug: str, rater: str) -> dict:
+    with uow:
+        found = repo.find_rater(uow.session, _project_id(uow, slug), rater)
+    if found is None:
+        raise NotFound(f"project {slug!r} has no rater {rater!r}")
+    return found
+
+
+def list_items(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[dict]:
+    with uow:
+        return repo.list_items(uow.session, _project_id(uow, slug), after, limit)
+
+
+def get_item(uow: UnitOfWork, slug: str, item: str) -> dict:
+    with uow:
+        found = repo.find_item(uow.session, _project_id(uow, slug), item)
+    if found is None:
+        raise NotFound(f"project {slug!r} has no item {item!r}")
+    return found
+
+
+def list_sessions(
+    uow: UnitOfWork, slug: str, rater: str | None, after: int | None, limit: int
+) -> list[dict]:
+    with uow:
+        return repo.list_sessions(uow.session, _project_id(uow, slug), rater, after, limit)
+
+
+def list_snapshots(
+    uow: UnitOfWork, slug: str, scope: str | None, before: int | None, limit: int
+) -> list[dict]:
+    scope_name = _scope(scope) if scope is not None else None
+    with uow:
+        return repo.list_snapshots(uow.session, _project_id(uow, slug), scope_name, before, limit)
+
+
+def get_snapshot(uow: UnitOfWork, slug: str, snapshot_id: int) -> dict[str, Any]:
+    """One snapshot in full: the ``auditor stats --json`` shape plus its metadata."""
+    with uow:
+        found = repo.find_snapshot(uow.session, _project_id(uow, slug), snapshot_id)
+    if found is None:
+        raise NotFound(f"project {slug!r} has no snapshot {snapshot_id}")
+    metadata = {key: found[key] for key in SNAPSHOT_METADATA}
+    for key in ("as_of", "computed_at", "window_start", "window_end"):
+        if metadata[key] is not None:  # as ``queries.snapshot_view`` renders them
+            metadata[key] = metadata[key].isoformat()
+    metadata["project"] = slug
+    return {**found["result"], "snapshot": metadata}
+
+
+def history(
+    uow: UnitOfWork,
+    slug: str,
+    metric: str,
+    *,
+    subject: str | None,
+    scopes: list[str] | None,
+    since: datetime | None,
+    until: datetime | None,
+    max_points: int,
+) -> list[dict[str, Any]]:
+    """A metric's series, at most ``max_points`` per scope (last value per time bucket)."""
+    try:
+        kind, subject_id = parse_subject(subject)
+    except ValueError as error:
+        raise Invalid(str(error)) from None
+    if since is not None and until is not None and since > until:
+        raise Invalid(f"since {since.isoformat()} is after until {until.isoformat()}")
+    if max_points < 1:
+        raise Invalid("points must be at least 1")
+    names = [_scope(s) for s in scopes] if scopes else None
+    with uow:
+        project_id = _project_id(uow, slug)
+        return repo.downsampled_history(
+            uow.session, project_id, metric, kind, subject_id, names, since, until, max_points
+        )
+
+
+def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) -> dict[str, Any]:
+    """What the latest cumulative snapshot says about one rater: self-agreement,
+    random-choice share, S against the group (models: S and kappa_VA), the rater's row of
+    pairwise Cohen kappa, and the history of each of those rater metrics."""
+    with uow:
+        project_id = _project_id(uow, slug)
+        found = repo.find_rater(uow.session, project_id, rater)
+        if found is None:
+            raise NotFound(f"project {slug!r} has no rater {rater!r}")
+        latest = snapshots.snapshot_at(uow.session, project_id, CUMULATIVE, None)
+        result = latest["result"] if latest is not None else {}
+        measures = dict(result.get("raters", {}).get(rater, {}))
+        model = result.get("models", {}).get(rater)
+        cohen = []
+        for pair in result.get("pairwise_cohen", []):
+            if rater in (pair["rater_a"], pair["rater_b"]):
+                other = pair["rater_b"] if pair["rater_a"] == rater else pair["rater_a"]
+                cohen.append({"rater": other, "n_items": pair["n_items"], **pair["kappa"]})
+        series: dict[str, list[dict[str, Any]]] = {}
+        kind = "model" if found["kind"] == "model" else "rater"
+        for metric in RATER_METRICS + (MODEL_METRICS if kind == "model" else ()):
+            subject_kind = "rater" if metric in RATER_METRICS else "model"
+            series[metric] = repo.downsampled_history(
+                uow.session, project_id, metric, subject_kind, rater,
+                [CUMULATIVE], None, None, max_points,
+            )  # fmt: skip
+    return {
+        "rater": rater,
+        "kind": found["kind"],
+        "labels": found["labels"],
+        "snapshot_id": latest["id"] if latest is not None else None,
+        "as_of": latest["as_of"] if latest is not None else None,
+        "self_agreement": measures.get("self_agreement"),
+        "random_choice": measures.get("random_choice"),
+        "s_vs_group": measures.get("s_vs_group"),
+        "n_repeated_items": measures.get("n_repeated_items"),
+        "model": model,
+        "pairwise_cohen": sorted(cohen, key=lambda row: str(row["rater"])),
+        "history": series,
+    }
+
+
+def metrics_facts(uow: UnitOfWork) -> dict[str, Any]:
+    """What GET /metrics exposes, read fresh at scrape time from the database."""
+    with uow:
+        return {
+            "points": repo.latest_points(uow.session),
+            "recomputes": repo.recompute_facts(uow.session),
+            "labels": repo.label_counts(uow.session),
+        }

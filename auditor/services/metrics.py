@@ -1,0 +1,93 @@
+"""Prometheus exposition of what the database knows, read at scrape time.
+
+Every API process answers a scrape from the same rows, so it does not matter which process
+Prometheus reaches (no per-process counters that disagree or reset on restart):
+
+- ``auditor_metric_value{project, metric, subject, scope}``: the latest snapshot's values
+  (undefined values are left out: a gauge has no "undefined");
+- ``auditor_labels_ingested_total{project}``: labels stored (a count, so it only falls if
+  labels are deleted);
+- ``auditor_recompute_duration_seconds{project, scope}`` and
+  ``auditor_last_recompute_timestamp_seconds{project}``: alert on
+  ``time() - auditor_last_recompute_timestamp_seconds > ...`` to catch a stale pipeline;
+- alert states and the outbox backlog, from ``auditor.services.alerts`` when it is installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from auditor.services.api_queries import metrics_facts
+from auditor.storage.unit_of_work import UnitOfWork
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def subject_label(kind: str, subject_id: str) -> str:
+    return "project" if kind == "project" else f"{kind}:{subject_id}"
+
+
+class DatabaseCollector(Collector):
+    def __init__(self, uow_factory: Callable[[], UnitOfWork]) -> None:
+        self.uow_factory = uow_factory
+
+    def collect(self) -> Iterator[Metric]:
+        facts = metrics_facts(self.uow_factory())
+        yield from _snapshot_metrics(facts)
+        yield from _alert_metrics(self.uow_factory)
+
+
+def _snapshot_metrics(facts: dict[str, Any]) -> Iterator[Metric]:
+    values = GaugeMetricFamily(
+        "auditor_metric_value",
+        "Latest snapshot value of a measure.",
+        labels=["project", "metric", "subject", "scope"],
+    )
+    for p in facts["points"]:
+        if p["value"] is not None:
+            subject = subject_label(p["subject_kind"], p["subject_id"])
+            values.add_metric([p["slug"], p["metric"], subject, p["scope"]], p["value"])
+    yield values
+
+    labels = CounterMetricFamily(
+        "auditor_labels_ingested", "Labels stored per project.", labels=["project"]
+    )
+    for slug, count in sorted(facts["labels"].items()):
+        labels.add_metric([slug], count)
+    yield labels
+
+    duration = GaugeMetricFamily(
+        "auditor_recompute_duration_seconds",
+        "Duration of the latest recompute of a scope.",
+        labels=["project", "scope"],
+    )
+    last = GaugeMetricFamily(
+        "auditor_last_recompute_timestamp_seconds",
+        "Unix time of the latest successful recompute of a project.",
+        labels=["project"],
+    )
+    newest: dict[str, float] = {}
+    for r in facts["recomputes"]:
+        duration.add_metric([r["slug"], r["scope"]], r["duration_ms"] / 1000.0)
+        moment = r["computed_at"].timestamp()
+        newest[r["slug"]] = max(newest.get(r["slug"], moment), moment)
+    for slug, moment in sorted(newest.items()):
+        last.add_metric([slug], moment)
+    yield duration
+    yield last
+
+
+def _alert_metrics(uow_factory: Callable[[], UnitOfWork]) -> Iterator[Metric]:
+    return iter(())
+
+
+def exposition(uow_factory: Callable[[], UnitOfWork]) -> bytes:
+    """The text exposition of one scrape."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(DatabaseCollector(uow_factory))
+    return generate_latest(registry)

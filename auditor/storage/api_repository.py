@@ -1,0 +1,411 @@
+"""Reads and writes of the HTTP API: keys, idempotency records, and the list / report / history
+reads the API serves beyond ``snapshot_repository``.
+
+Functions take the caller's open ``Session`` (the unit of work owns the transaction) and
+return plain values. Times bound into arithmetic are integer microseconds (see ``db.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, and_, func, literal, or_, select, type_coerce, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from auditor.storage.api_models import ApiKey, IdempotencyRecord
+from auditor.storage.db import to_micros
+from auditor.storage.models import Item, Label, Project, Rater
+from auditor.storage.models import Session as RaterSession
+from auditor.storage.snapshot_models import MetricPoint, Snapshot
+
+
+@dataclass(frozen=True)
+class KeyRow:
+    id: int
+    project_id: int
+    project_slug: str
+    role: str
+    name: str | None
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+
+
+def _key_row(key: ApiKey, slug: str) -> KeyRow:
+    return KeyRow(
+        key.id,
+        key.project_id,
+        slug,
+        key.role,
+        key.name,
+        key.prefix,
+        key.created_at,
+        key.revoked_at,
+        key.last_used_at,
+    )
+
+
+# --- keys -----------------------------------------------------------------------------------
+
+
+def add_key(db: Session, project_id: int, role: str, name: str | None, prefix: str,
+            key_hash: str, created_at: datetime) -> int:  # fmt: skip
+    key = ApiKey(
+        project_id=project_id,
+        role=role,
+        name=name,
+        prefix=prefix,
+        key_hash=key_hash,
+        created_at=created_at,
+    )
+    db.add(key)
+    db.flush()
+    return key.id
+
+
+def key_by_hash(db: Session, key_hash: str) -> KeyRow | None:
+    found = db.execute(
+        select(ApiKey, Project.slug)
+        .join(Project, Project.id == ApiKey.project_id)
+        .where(ApiKey.key_hash == key_hash)
+    ).first()
+    return None if found is None else _key_row(found[0], found[1])
+
+
+def list_keys(db: Session, project_id: int) -> list[KeyRow]:
+    rows = db.execute(
+        select(ApiKey, Project.slug)
+        .join(Project, Project.id == ApiKey.project_id)
+        .where(ApiKey.project_id == project_id)
+        .order_by(ApiKey.id)
+    ).all()
+    return [_key_row(key, slug) for key, slug in rows]
+
+
+def revoke_key(db: Session, project_id: int, key_id: int, at: datetime) -> bool | None:
+    """True: revoked now; False: it already was; None: no such key in the project."""
+    key = db.execute(
+        select(ApiKey).where(ApiKey.project_id == project_id, ApiKey.id == key_id)
+    ).scalar()
+    if key is None:
+        return None
+    if key.revoked_at is not None:
+        return False
+    key.revoked_at = at
+    db.flush()
+    return True
+
+
+def touch_key(db: Session, key_id: int, at: datetime, older_than: datetime) -> None:
+    """Record use, at most once per period: a write per request would serialise readers."""
+    db.execute(
+        update(ApiKey)
+        .where(ApiKey.id == key_id)
+        .where(or_(ApiKey.last_used_at.is_(None), ApiKey.last_used_at < older_than))
+        .values(last_used_at=at)
+    )
+
+
+# --- idempotency ----------------------------------------------------------------------------
+
+
+def claim_idempotency_key(
+    db: Session, project_id: int, key: str, request_hash: str, created_at: datetime
+) -> bool:
+    """Insert a pending record; False when the key is already recorded (by a committed
+    transaction: on PostgreSQL a concurrent insert of the same key waits for the other
+    transaction to end, then does nothing if it committed)."""
+    insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
+    statement = (
+        insert(IdempotencyRecord)
+        .values(
+            project_id=project_id,
+            idempotency_key=key,
+            request_hash=request_hash,
+            status=0,
+            response={},
+            created_at=created_at,
+        )
+        .on_conflict_do_nothing(index_elements=["project_id", "idempotency_key"])
+        .returning(IdempotencyRecord.id)
+    )
+    return db.execute(statement).scalar() is not None
+
+
+def finish_idempotency_key(
+    db: Session, project_id: int, key: str, status: int, response: dict[str, Any]
+) -> None:
+    db.execute(
+        update(IdempotencyRecord)
+        .where(IdempotencyRecord.project_id == project_id, IdempotencyRecord.idempotency_key == key)
+        .values(status=status, response=response)
+    )
+
+
+def find_idempotency_record(
+    db: Session, project_id: int, key: str
+) -> tuple[str, int, dict[str, Any]] | None:
+    """(request hash, status, response) of a recorded key."""
+    row = db.execute(
+        select(
+            IdempotencyRecord.request_hash, IdempotencyRecord.status, IdempotencyRecord.response
+        ).where(
+            IdempotencyRecord.project_id == project_id, IdempotencyRecord.idempotency_key == key
+        )
+    ).first()
+    return None if row is None else (row[0], int(row[1]), dict(row[2]))
+
+
+# --- lists ----------------------------------------------------------------------------------
+
+
+def list_raters(db: Session, project_id: int, after: str | None, limit: int) -> list[dict]:
+    labels = (
+        select(Label.rater_id, func.count().label("labels"))
+        .where(Label.project_id == project_id)
+        .group_by(Label.rater_id)
+        .subquery()
+    )
+    query = (
+        select(Rater.external_id, Rater.kind, func.coalesce(labels.c.labels, 0))
+        .outerjoin(labels, labels.c.rater_id == Rater.id)
+        .where(Rater.project_id == project_id)
+    )
+    if after is not None:
+        query = query.where(Rater.external_id > after)
+    rows = db.execute(query.order_by(Rater.external_id).limit(limit)).all()
+    return [{"rater": r[0], "kind": r[1], "labels": int(r[2])} for r in rows]
+
+
+def find_rater(db: Session, project_id: int, external_id: str) -> dict | None:
+    rater = db.execute(
+        select(Rater).where(Rater.project_id == project_id, Rater.external_id == external_id)
+    ).scalar()
+    if rater is None:
+        return None
+    count = db.execute(
+        select(func.count()).where(Label.project_id == project_id, Label.rater_id == rater.id)
+    ).scalar()
+    return {"rater": rater.external_id, "kind": rater.kind, "labels": int(count or 0)}
+
+
+def list_items(db: Session, project_id: int, after: str | None, limit: int) -> list[dict]:
+    query = select(Item.external_id).where(Item.project_id == project_id)
+    if after is not None:
+        query = query.where(Item.external_id > after)
+    rows = db.execute(query.order_by(Item.external_id).limit(limit)).scalars()
+    return [{"item": name} for name in rows]
+
+
+def find_item(db: Session, project_id: int, external_id: str) -> dict | None:
+    item = db.execute(
+        select(Item).where(Item.project_id == project_id, Item.external_id == external_id)
+    ).scalar()
+    if item is None:
+        return None
+    count = db.execute(
+        select(func.count()).where(Label.project_id == project_id, Label.item_id == item.id)
+    ).scalar()
+    return {"item": item.external_id, "metadata": item.meta, "labels": int(count or 0)}
+
+
+def list_sessions(
+    db: Session, project_id: int, rater: str | None, after: int | None, limit: int
+) -> list[dict]:
+    s = RaterSession
+    query = (
+        select(s.id, s.external_id, Rater.external_id, s.started_at, s.ended_at)
+        .join(Rater, and_(Rater.project_id == s.project_id, Rater.id == s.rater_id))
+        .where(s.project_id == project_id)
+    )
+    if rater is not None:
+        query = query.where(Rater.external_id == rater)
+    if after is not None:
+        query = query.where(s.id > after)
+    rows = db.execute(query.order_by(s.id).limit(limit)).all()
+    return [
+        {"id": r[0], "session": r[1], "rater": r[2], "started_at": r[3], "ended_at": r[4]}
+        for r in rows
+    ]
+
+
+SNAPSHOT_SUMMARY = (
+    "id",
+    "scope",
+    "tick",
+    "as_of",
+    "computed_at",
+    "window_start",
+    "window_end",
+    "watermark",
+    "n_labels",
+    "n_items",
+    "n_raters",
+    "duration_ms",
+    "code_version",
+)
+
+
+def list_snapshots(
+    db: Session, project_id: int, scope: str | None, before: int | None, limit: int
+) -> list[dict]:
+    """Newest first; ``before`` is the id cursor of the previous page's last entry."""
+    columns = [getattr(Snapshot, name) for name in SNAPSHOT_SUMMARY]
+    query = select(*columns).where(Snapshot.project_id == project_id)
+    if scope is not None:
+        query = query.where(Snapshot.scope == scope)
+    if before is not None:
+        query = query.where(Snapshot.id < before)
+    rows = db.execute(query.order_by(Snapshot.id.desc()).limit(limit)).all()
+    return [dict(row._mapping) for row in rows]
+
+
+def find_snapshot(db: Session, project_id: int, snapshot_id: int) -> dict | None:
+    snapshot = db.execute(
+        select(Snapshot).where(Snapshot.project_id == project_id, Snapshot.id == snapshot_id)
+    ).scalar()
+    if snapshot is None:
+        return None
+    return {c.name: getattr(snapshot, c.name) for c in Snapshot.__table__.columns}
+
+
+# --- history, downsampled in SQL ------------------------------------------------------------
+
+
+def downsampled_history(
+    db: Session,
+    project_id: int,
+    metric: str,
+    subject_kind: str,
+    subject_id: str,
+    scopes: list[str] | None,
+    since: datetime | None,
+    until: datetime | None,
+    max_points: int,
+) -> list[dict[str, Any]]:
+    """At most ``max_points`` points per scope: the range [since, until] (default: the
+    series' own first and last as_of) is cut into ``max_points`` equal buckets and each bucket
+    keeps its last point. The bucketing and the choice run in the database (one window
+    function over the index range), so a long series never travels to Python."""
+    p = MetricPoint
+    as_of = type_coerce(p.as_of, BigInteger)
+    where = [
+        p.project_id == project_id,
+        p.metric == metric,
+        p.subject_kind == subject_kind,
+        p.subject_id == subject_id,
+    ]
+    if scopes:
+        where.append(p.scope.in_(scopes))
+    if since is not None:
+        where.append(as_of >= to_micros(since))
+    if until is not None:
+        where.append(as_of <= to_micros(until))
+    low, high = db.execute(select(func.min(as_of), func.max(as_of)).where(*where)).one()
+    if low is None:
+        return []
+    low = to_micros(since) if since is not None else int(low)
+    high = to_micros(until) if until is not None else int(high)
+    span = high - low + 1
+    bucket = ((as_of - literal(low, BigInteger)) * literal(max_points, BigInteger)) // literal(
+        span, BigInteger
+    )
+    rank = (
+        func.row_number()
+        .over(partition_by=(p.scope, bucket), order_by=(as_of.desc(), p.snapshot_id.desc()))
+        .label("rank")
+    )
+    columns = (p.scope, p.as_of, p.computed_at, p.value, p.ci_low, p.ci_high, p.n, p.reason)
+    ranked = select(*columns, p.snapshot_id, rank).where(*where).subquery()
+    rows = db.execute(
+        select(*(ranked.c[c.key] for c in columns), ranked.c.snapshot_id)
+        .where(ranked.c.rank == 1)
+        .order_by(ranked.c.as_of, ranked.c.scope)
+    ).all()
+    return [dict(row._mapping) for row in rows]
+
+
+def latest_points(
+    db: Session, project_id: int | None = None, scope: str | None = None
+) -> list[dict[str, Any]]:
+    """The metric points of the latest snapshot (highest tick) of every (project, scope)."""
+    newest = select(
+        Snapshot.project_id, Snapshot.scope, func.max(Snapshot.tick).label("tick")
+    ).group_by(Snapshot.project_id, Snapshot.scope)
+    if project_id is not None:
+        newest = newest.where(Snapshot.project_id == project_id)
+    if scope is not None:
+        newest = newest.where(Snapshot.scope == scope)
+    newest_sq = newest.subquery()
+    latest = (
+        select(Snapshot.id)
+        .join(
+            newest_sq,
+            and_(
+                Snapshot.project_id == newest_sq.c.project_id,
+                Snapshot.scope == newest_sq.c.scope,
+                Snapshot.tick == newest_sq.c.tick,
+            ),
+        )
+        .scalar_subquery()
+    )
+    p = MetricPoint
+    rows = db.execute(
+        select(
+            Project.slug,
+            p.scope,
+            p.metric,
+            p.subject_kind,
+            p.subject_id,
+            p.value,
+            p.ci_low,
+            p.ci_high,
+            p.n,
+            p.reason,
+            p.as_of,
+        )
+        .join(Project, Project.id == p.project_id)
+        .where(p.snapshot_id.in_(latest))
+        .order_by(Project.slug, p.scope, p.metric, p.subject_kind, p.subject_id)
+    ).all()
+    return [dict(row._mapping) for row in rows]
+
+
+def recompute_facts(db: Session) -> list[dict[str, Any]]:
+    """Per (project, scope): the latest snapshot's duration and computed_at."""
+    newest = (
+        select(Snapshot.project_id, Snapshot.scope, func.max(Snapshot.tick).label("tick"))
+        .group_by(Snapshot.project_id, Snapshot.scope)
+        .subquery()
+    )
+    rows = db.execute(
+        select(Project.slug, Snapshot.scope, Snapshot.duration_ms, Snapshot.computed_at)
+        .join(
+            newest,
+            and_(
+                Snapshot.project_id == newest.c.project_id,
+                Snapshot.scope == newest.c.scope,
+                Snapshot.tick == newest.c.tick,
+            ),
+        )
+        .join(Project, Project.id == Snapshot.project_id)
+        .order_by(Project.slug, Snapshot.scope)
+    ).all()
+    return [dict(row._mapping) for row in rows]
+
+
+def label_counts(db: Session) -> dict[str, int]:
+    """Labels stored per project slug (every project, zero included)."""
+    counts = (
+        select(Label.project_id, func.count().label("labels")).group_by(Label.project_id).subquery()
+    )
+    rows = db.execute(
+        select(Project.slug, func.coalesce(counts.c.labels, 0)).outerjoin(
+            counts, counts.c.project_id == Project.id
+        )
+    ).all()
+    return {slug: int(count) for slug, count in rows}

@@ -1,0 +1,113 @@
+"""An API app on the parametrized database (SQLite and PostgreSQL), with two projects.
+
+Project "alpha" is the caller's; project "beta" is another team's, with ids of its own
+(rater "b-rater", item "b-item", a snapshot) that alpha's keys must never reach.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+
+from auditor.api import create_app
+from auditor.config import Settings
+from auditor.services.audit import find_project_id, recompute_project
+from auditor.services.ingest import ingest_labels
+from auditor.services.keys import create_key
+from auditor.services.projects import create_project
+from auditor.storage.unit_of_work import UnitOfWork
+
+OPERATOR_TOKEN = "operator-token-for-tests"
+CATEGORIES = ["normal", "benign", "malignant"]
+T0 = datetime(2024, 5, 1, 9, tzinfo=UTC)
+
+
+def label_rows(prefix: str, raters: list[str], n_items: int, start: datetime = T0) -> list[dict]:
+    """Every rater labels every item; rater i disagrees on items where (item + i) % 4 == 0,
+    and the first rater sees the first items twice (self-agreement needs repeats)."""
+    rows = []
+    for item in range(n_items):
+        for position, rater in enumerate(raters):
+            category = CATEGORIES[item % 3]
+            if (item + position) % 4 == 0:
+                category = CATEGORIES[(item + 1) % 3]
+            at = start + timedelta(minutes=item)
+            rows.append(
+                {
+                    "item": f"{prefix}-item-{item}",
+                    "rater": rater,
+                    "label": category,
+                    "session": f"{rater}-s1",
+                    "labeled_at": at.isoformat(),
+                }
+            )
+    for item in range(min(6, n_items)):
+        rows.append(
+            {
+                "item": f"{prefix}-item-{item}",
+                "rater": raters[0],
+                "label": CATEGORIES[item % 3],
+                "session": f"{raters[0]}-s2",
+                "labeled_at": (start + timedelta(days=1, minutes=item)).isoformat(),
+            }
+        )
+    return rows
+
+
+@dataclass
+class World:
+    client: TestClient
+    engine_url: str
+    keys: dict[tuple[str, str], str]  # (project, role) -> secret
+    beta_snapshot_id: int
+    alpha_snapshot_id: int
+
+    def auth(self, project: str = "alpha", role: str = "admin") -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.keys[(project, role)]}"}
+
+
+def seed(url: str) -> tuple[dict[tuple[str, str], str], dict[str, int]]:
+    from auditor.storage.db import make_engine
+
+    engine = make_engine(url)
+    try:
+        keys = {}
+        snapshots = {}
+        for slug, raters in (("alpha", ["a1", "a2", "a3"]), ("beta", ["b-rater", "b2", "b3"])):
+            create_project(UnitOfWork(engine), slug, CATEGORIES)
+            prefix = "b" if slug == "beta" else "a"
+            ingest_labels(UnitOfWork(engine), slug, label_rows(prefix, raters, 12))
+            if slug == "beta":
+                ingest_labels(
+                    UnitOfWork(engine), slug, [{"item": "b-item", "rater": "b2", "label": "normal"}]
+                )
+            for role in ("ingest", "read", "admin"):
+                keys[(slug, role)] = create_key(UnitOfWork(engine), slug, role)[1]
+            project_id = find_project_id(UnitOfWork(engine), slug)
+            result = recompute_project(UnitOfWork(engine), project_id, now=T0 + timedelta(days=2))
+            snapshots[slug] = result.written[0].id
+        return keys, snapshots
+    finally:
+        engine.dispose()
+
+
+def make_settings(url: str, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "database_url": url,
+        "admin_token": OPERATOR_TOKEN,
+        "broker_url": None,
+    }
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def world(database_url: str) -> Iterator[World]:
+    keys, snapshots = seed(database_url)
+    app = create_app(make_settings(database_url))
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield World(client, database_url, keys, snapshots["beta"], snapshots["alpha"])
