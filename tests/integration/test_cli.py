@@ -77,12 +77,3 @@ def test_import_good_then_bad_file(cli, database_url, tmp_path: Path, count_rows
     assert result.exit_code == 1 and "missing column(s) label" in result.stderr
     assert cli(database_url, "import", "nope", str(good)).exit_code == 1
     assert count_rows() == before
-
-
-def test_demo_twice(cli, tmp_path) -> None:
-    url = f"sqlite:///{tmp_path / 'demo.db'}"
-    first = cli(url, "demo")
-    assert first.exit_code == 0, first.stderr
-    assert "324 inserted, 0 duplicates" in first.stdout
-    second = cli(url, "demo")
-    assert "0 inserted, 324 duplicates" in second.stdout
