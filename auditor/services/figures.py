@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from auditor.charts import (
+    THRESHOLDS,
     ChartPoint,
     ChartSeries,
     HeatCell,
@@ -43,6 +44,10 @@ def _chart_points(points: Sequence[Point]) -> tuple[ChartPoint, ...]:
     return tuple(ChartPoint(p.as_of, p.value, p.ci_low, p.ci_high, p.n, p.reason) for p in points)
 
 
+# Krippendorff's thresholds judge agreement coefficients; a share of random choices is not one.
+NO_THRESHOLDS = frozenset({"random_choice"})
+
+
 def history_chart(history: MetricHistory, chart_id: str | None = None) -> str:
     """One metric over time: one line and band per scope, threshold lines."""
     series = [
@@ -50,7 +55,10 @@ def history_chart(history: MetricHistory, chart_id: str | None = None) -> str:
         ChartSeries(scope_title(s.scope), scope_color(i), _chart_points(s.points), dashed=i > 0)
         for i, s in enumerate(history.series)
     ]
-    return line_chart(chart_id or history.metric, series, title=history.title)
+    thresholds = () if history.metric in NO_THRESHOLDS else THRESHOLDS
+    return line_chart(
+        chart_id or history.metric, series, title=history.title, thresholds=thresholds
+    )
 
 
 def rater_sparkline(row: RaterRow) -> str:

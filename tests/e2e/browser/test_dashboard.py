@@ -131,6 +131,8 @@ def test_navigation_projects_to_project_to_rater_and_back(server, page):
             expected["total"],
         )
     assert page.locator('table[data-table="pairs"] tbody tr').count() >= 5
+    header = page.locator('table[data-table="rater-values"] thead').inner_text()
+    assert "Cumulative" in header and "last 7 days" in header
     # Hovering a point shows its tooltip (the one piece of script).
     page.locator('svg[data-chart="self_agreement"] [data-point]').last.hover()
     assert "UTC" in page.locator("#tooltip").inner_text()
