@@ -17,6 +17,7 @@ from typing import Any
 
 from auditor.services import NotFound
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
+from auditor.storage import alert_repository as alert_repo
 from auditor.storage import snapshot_repository as repo
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -61,9 +62,50 @@ class AlertView:
         return next((state for state in order if state in present), "none")
 
 
-def read_alerts(uow: UnitOfWork, slug: str) -> AlertView:
-    """Alert states and transitions of a project, inside the caller's transaction."""
-    return AlertView(False, "alerts not configured: this build has no alert service yet")
+def read_alerts(uow: UnitOfWork, slug: str, *, limit: int = 5000) -> AlertView:
+    """Alert states and transitions of a project, inside the caller's transaction.
+
+    The timeline needs transitions, not every evaluation: from the evaluation log (newest
+    ``limit`` rows) it keeps each lane's first row, which sets its initial state, and every
+    row whose state changed."""
+    project_id = alert_repo.project_id_of(uow.session, slug)
+    if project_id is None:
+        raise NotFound(f"no project {slug!r}")
+    if not alert_repo.list_rules(uow.session, project_id):
+        return AlertView(
+            False, "alerts not configured: this project has no alert rule (auditor alerts add)"
+        )
+    states = tuple(
+        AlertStateView(
+            r["rule_id"],
+            r["subject_key"],
+            r["status"],
+            r["status_since"],
+            r["last_value"],
+            r["last_reason"],
+        )
+        for r in alert_repo.list_states(uow.session, project_id)
+    )
+    rows = alert_repo.list_evaluations(uow.session, project_id, limit=limit)
+    seen: set[tuple[str, str]] = set()
+    changes = []
+    for r in sorted(rows, key=lambda r: (r["evaluated_at"], r["id"])):
+        lane = (r["rule_id"], r["subject_key"])
+        if lane in seen and r["from_status"] == r["to_status"]:
+            continue
+        seen.add(lane)
+        changes.append(
+            AlertChange(
+                r["rule_id"],
+                r["subject_key"],
+                r["evaluated_at"],
+                r["from_status"],
+                r["to_status"],
+                r["value"],
+                r["reason"],
+            )
+        )
+    return AlertView(True, "", states, tuple(changes))
 
 
 # The project charts, in page order: (metric, title).

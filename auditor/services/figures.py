@@ -25,6 +25,7 @@ from auditor.services.dashboard import (
     MetricHistory,
     PairCell,
     Point,
+    ProjectDetail,
     RaterRow,
 )
 from auditor.snapshots.scopes import CUMULATIVE
@@ -92,3 +93,12 @@ def alert_spans(view: AlertView, until: datetime) -> list[TimelineSpan]:
 
 def alert_timeline(view: AlertView, until: datetime) -> str:
     return timeline("alert-timeline", alert_spans(view, until))
+
+
+def timeline_end(detail: ProjectDetail) -> datetime:
+    """The right end of the alert timeline: the latest snapshot's clock, not the wall clock
+    (a project measured on simulated or past time would otherwise be squeezed to the left)."""
+    times = [c.at for c in detail.card.alerts.changes]
+    if detail.card.as_of is not None:
+        times.append(detail.card.as_of)
+    return max(times)

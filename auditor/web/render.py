@@ -3,7 +3,6 @@ templates)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -18,6 +17,7 @@ from auditor.services.figures import (
     rater_sparkline,
     scope_color,
     scope_title,
+    timeline_end,
 )
 from auditor.services.report import format_measure, format_time
 
@@ -44,7 +44,7 @@ class Renderer:
         sparklines = {row.rater: Markup(rater_sparkline(row)) for row in detail.raters}
         heatmap = Markup(pair_heatmap(detail.pair_labels, detail.pairs)) if detail.pairs else None
         alerts = detail.card.alerts
-        timeline = Markup(alert_timeline(alerts, datetime.now(UTC))) if alerts.changes else None
+        timeline = Markup(alert_timeline(alerts, timeline_end(detail))) if alerts.changes else None
         return self.page(
             "project.html",
             title=detail.card.name,

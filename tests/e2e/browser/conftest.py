@@ -18,12 +18,24 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 
-from auditor.services.demo import DemoConfig, run_demo
+from auditor.services.alert_admin import install_default_rules
+from auditor.services.audit import recompute_due_projects
+from auditor.services.demo import (
+    BATCH_HOURS,
+    CATEGORIES,
+    RECOMPUTE_INTERVAL_SECONDS,
+    START,
+    DemoConfig,
+    simulate_day,
+)
+from auditor.services.ingest import ingest_labels
 from auditor.services.projects import create_project
 from auditor.storage import migrate
 from auditor.storage.db import make_engine
@@ -59,14 +71,44 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def seed_project(engine: object, config: DemoConfig) -> int:
+    """The demo's simulated days (the same generator), with the default alert rules installed
+    before the first label: batches through ``ingest_labels``, the scheduler's recomputes on
+    the simulated clock after each batch (alert rules are evaluated after every snapshot).
+    Returns the number of snapshots written."""
+    create_project(
+        UnitOfWork(engine),
+        config.slug,
+        list(CATEGORIES),
+        name="Demo: lesion triage",
+        windows_days=(7,),
+        recompute_interval_seconds=RECOMPUTE_INTERVAL_SECONDS,
+    )
+    install_default_rules(UnitOfWork(engine), config.slug)
+    rng = np.random.default_rng(config.seed)
+    seen: dict[str, list[str]] = {}
+    truth: dict[str, int] = {}
+    written = 0
+    for day in range(config.days):
+        rows, _ = simulate_day(rng, day, config, seen, truth)
+        for slot in range(24 // BATCH_HOURS):
+            end = START + timedelta(days=day, hours=BATCH_HOURS * (slot + 1))
+            batch = [r for r in rows if end - timedelta(hours=BATCH_HOURS) <= r["labeled_at"] < end]
+            if batch:
+                ingest_labels(UnitOfWork(engine), config.slug, batch, received_at=end)
+            for result in recompute_due_projects(UnitOfWork(engine), end):
+                written += len(result.written)
+    return written
+
+
 @pytest.fixture(scope="session")
 def seeded_database(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("browser") / "auditor.db"
     url = f"sqlite:///{path}"
     migrate.upgrade(url)
     engine = make_engine(url)
-    run = run_demo(UnitOfWork(engine), DEMO)
-    assert run.snapshots > 10, "the seed should leave a history"
+    written = seed_project(engine, DEMO)
+    assert written > 10, "the seed should leave a history"
     create_project(UnitOfWork(engine), "empty", ["yes", "no"], name="Empty project")
     engine.dispose()
     return url

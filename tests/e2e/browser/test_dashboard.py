@@ -56,6 +56,7 @@ def test_projects_page_lists_projects_with_state(server, page):
     assert rows.count() == 2
     demo = page.locator('tr[data-project="demo"]')
     assert "[" in demo.inner_text(), "kappa_S and rho are shown with their intervals"
+    assert demo.locator("[data-alert-state]").get_attribute("data-alert-state") != "unconfigured"
     assert "no snapshot yet" in page.locator('tr[data-project="empty"]').inner_text()
     screenshot(page, "projects")
     assert watch.errors == []
