@@ -1,0 +1,107 @@
+"""``auditor alerts ...`` in-process against both backends."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+from typer.testing import CliRunner
+
+from auditor.cli import app
+from auditor.config import get_settings
+from tests.integration.alerts.support import T0, ingest, labels, recompute
+
+HOUR = timedelta(hours=1)
+
+
+@pytest.fixture
+def cli(monkeypatch, database_url) -> Iterator[Callable[..., Any]]:
+    runner = CliRunner()
+    monkeypatch.setenv("AUDITOR_DATABASE_URL", database_url)
+    get_settings.cache_clear()
+
+    def run(*args: str, code: int = 0):
+        result = runner.invoke(app, list(args))
+        assert result.exit_code == code, (result.stdout, result.stderr)
+        return result
+
+    yield run
+    get_settings.cache_clear()
+
+
+def test_rules_channels_status_history(cli, uow, engine, project):
+    out = cli("alerts", "channel", "add", "p", "ops", "--kind", "log").stdout
+    assert "added log channel ops" in out
+    cli(
+        "alerts", "add", "p", "--metric", "kappa_s", "--below", "0.5", "--min-n", "5",
+        "--name", "kappa", "--channel", "ops", "--repeat-interval", "never",
+    )  # fmt: skip
+    cli(
+        "alerts", "add", "p", "--metric", "self_agreement", "--subject", "every_rater",
+        "--scope", "7d", "--drop", "0.2", "--lookback", "7d", "--name", "sa",
+    )  # fmt: skip
+    listed = cli("alerts", "list", "p").stdout
+    assert "p:kappa  kappa_s project cumulative: below 0.5" in listed
+    assert "repeat never, channels ops" in listed
+    assert "p:sa  self_agreement every_rater 7d: drop > 0.2 vs 7d ago" in listed
+
+    bad = cli("alerts", "add", "p", "--metric", "kappa_s", code=2)
+    assert "exactly one condition" in bad.stderr
+    missing = cli("alerts", "add", "p", "--metric", "rho", "--below", "1", "--channel", "x", code=1)
+    assert "no channel 'x'" in missing.stderr
+    drop = cli("alerts", "add", "p", "--metric", "rho", "--drop", "0.1", code=1)
+    assert "lookback" in drop.stderr
+
+    ingest(uow, "p", labels(30, T0, agreement=1.0, prefix="g"))
+    recompute(uow, project, T0 + HOUR)
+    ingest(uow, "p", labels(90, T0 + HOUR, agreement=0.0, prefix="b"))
+    recompute(uow, project, T0 + 2 * HOUR)
+
+    status = cli("alerts", "status", "p").stdout
+    assert "p:kappa" in status and "firing" in status
+    history = cli("alerts", "history", "p", "--rule", "kappa").stdout.splitlines()
+    assert len(history) == 2 and "insufficient_data -> ok" in history[1]
+    assert "ok -> firing [notice " in history[0]
+    delivered = cli("alerts", "deliver").stdout
+    assert "via ops: sent" in delivered
+    notices = cli("alerts", "history", "p", "--notices").stdout
+    assert "firing" in notices and "-> ops: sent after 1 attempt(s)" in notices
+
+    in_use = cli("alerts", "channel", "remove", "p", "ops", code=1)
+    assert "used by rules p:kappa" in in_use.stderr
+    cli("alerts", "remove", "p", "kappa")
+    cli("alerts", "channel", "remove", "p", "ops")
+    assert "p:kappa" not in cli("alerts", "list", "p").stdout
+    with engine.connect() as connection:  # history outlives the rule
+        count = connection.execute(text("SELECT count(*) FROM alert_evaluations")).scalar_one()
+    assert count >= 2
+
+
+def test_defaults_silence_and_webhook_channel(cli, project):
+    assert "p:default:kappa_s" in cli("alerts", "defaults", "p").stdout
+    assert "already present" in cli("alerts", "defaults", "p").stdout
+    out = cli("alerts", "silence", "p", "--rule", "default:rho", "--for", "2h", "--reason", "x")
+    assert out.stdout.startswith("silence 1 until")
+    listed = cli("alerts", "silences", "p").stdout
+    assert "rule p:default:rho" in listed and "subject *" in listed
+    cli("alerts", "unsilence", "p", "1")
+    assert cli("alerts", "silences", "p").stdout == ""
+    cli("alerts", "silence", "p", "--for", "2h", code=1)  # a whole project needs a reason
+
+    refused = cli(
+        "alerts", "channel", "add", "p", "hook", "--kind", "webhook",
+        "--url", "http://169.254.169.254/", code=1,
+    )  # fmt: skip
+    assert "link-local" in refused.stderr
+    made = cli(
+        "alerts", "channel", "add", "p", "hook", "--kind", "webhook",
+        "--url", "http://127.0.0.1:9/hook", "--internal",
+    ).stdout  # fmt: skip
+    assert "signing secret (shown once): " in made
+    secret = made.split("shown once): ")[1].strip()
+    channels = cli("alerts", "channel", "list", "p").stdout
+    assert "hook" in channels and "[internal]" in channels and secret not in channels
+    cli("alerts", "status", "nope", code=1)
