@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from starlette.routing import BaseRoute
 
 from auditor import __version__
 from auditor.api.errors import ErrorOut, install_error_handlers
@@ -53,3 +55,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (projects, labels, reads, snapshots):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     return app
+
+
+def api_routes(routes: list[BaseRoute]) -> list[APIRoute]:
+    """Every JSON route of an app, flattened: recent FastAPI keeps an included router as one
+    entry of ``app.routes`` (with the router as ``original_router``), not as its routes."""
+    found: list[APIRoute] = []
+    for route in routes:
+        if isinstance(route, APIRoute):
+            found.append(route)
+        elif hasattr(route, "original_router"):
+            found.extend(api_routes(route.original_router.routes))
+    return found

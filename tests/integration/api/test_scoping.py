@@ -1,0 +1,60 @@
+"""Every route that takes a project or an id, walked with project alpha's admin key against
+project beta: all answer 404. A route added without an entry here fails the test."""
+
+from __future__ import annotations
+
+import re
+
+from auditor.api.app import api_routes
+
+# Routes outside any project (checked elsewhere: operator token, liveness, metrics).
+UNSCOPED = {("POST", "/api/v1/projects"), ("GET", "/healthz"), ("GET", "/metrics")}
+
+# A valid body per route that takes one, so a 404 cannot hide behind a 422.
+BODIES = {
+    ("POST", "/api/v1/projects/{slug}/labels"): {
+        "labels": [{"item": "x", "rater": "a1", "label": "normal"}]
+    },
+    ("POST", "/api/v1/projects/{slug}/label"): {"item": "x", "rater": "a1", "label": "normal"},
+    ("POST", "/api/v1/projects/{slug}/categories"): {"names": ["extra"]},
+}
+
+
+def _routes(app) -> list[tuple[str, str]]:
+    found = []
+    for route in api_routes(app.routes):
+        found.extend((method, route.path) for method in sorted(route.methods))
+    return found
+
+
+def _fill(path: str, values: dict[str, str]) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
+
+
+def test_every_route_hides_another_projects_slug_and_ids(world) -> None:
+    app = world.client.app
+    beta_ids = {"rater": "b-rater", "item": "b-item", "snapshot_id": str(world.beta_snapshot_id)}
+    checked = []
+    for method, path in _routes(app):
+        if (method, path) in UNSCOPED:
+            continue
+        assert "{slug}" in path, f"{method} {path} is neither project-scoped nor listed"
+        params = {"metric": "kappa_s"} if path.endswith("/history") else None
+        body = BODIES.get((method, path))
+        if method == "POST":
+            assert body is not None, f"add a valid body for {method} {path} to BODIES"
+        # 1. beta's slug with alpha's key: as if beta did not exist.
+        url = _fill(path, {"slug": "beta", **beta_ids})
+        response = world.client.request(method, url, json=body, params=params, headers=world.auth())
+        assert response.status_code == 404, (method, url, response.text)
+        assert response.json()["error"]["code"] == "not_found"
+        # 2. alpha's slug with beta's ids: not found inside alpha.
+        names = set(re.findall(r"\{(\w+)\}", path)) - {"slug"}
+        if names:
+            url = _fill(path, {"slug": "alpha", **beta_ids})
+            response = world.client.request(
+                method, url, json=body, params=params, headers=world.auth()
+            )
+            assert response.status_code == 404, (method, url, response.text)
+        checked.append((method, path))
+    assert len(checked) >= 14
