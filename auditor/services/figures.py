@@ -7,7 +7,8 @@ these, so the page and the file show the same pictures with the same legends.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
 
 from auditor.charts import (
     THRESHOLDS,
@@ -39,6 +40,25 @@ def scope_title(scope: str) -> str:
 
 def scope_color(index: int) -> str:
     return SCOPE_COLORS[index % len(SCOPE_COLORS)]
+
+
+def format_measure(measure: dict[str, Any] | None, digits: int = 3) -> str:
+    """``0.659 [0.617, 0.701]``; ``undefined`` when there is no value (the reason is shown
+    beside it by the caller)."""
+    if not measure or measure.get("value") is None:
+        return "undefined"
+    text = f"{measure['value']:.{digits}f}"
+    if measure.get("ci_low") is not None and measure.get("ci_high") is not None:
+        text += f" [{measure['ci_low']:.{digits}f}, {measure['ci_high']:.{digits}f}]"
+    return text
+
+
+def format_time(moment: datetime | str | None) -> str:
+    if moment is None:
+        return "never"
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _chart_points(points: Sequence[Point]) -> tuple[ChartPoint, ...]:

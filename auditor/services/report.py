@@ -8,26 +8,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from auditor.services.dashboard import ProjectDetail, project_detail
+from auditor.services.figures import (
+    alert_timeline,
+    format_time,
+    history_chart,
+    pair_heatmap,
+    rater_sparkline,
+    timeline_end,
+)
+from auditor.services.report_template import TEMPLATE
 from auditor.storage.unit_of_work import UnitOfWork
-
-
-def format_measure(measure: dict[str, Any] | None, digits: int = 3) -> str:
-    """``0.659 [0.617, 0.701]``; ``undefined`` when there is no value (the reason is shown
-    beside it by the caller)."""
-    if not measure or measure.get("value") is None:
-        return "undefined"
-    text = f"{measure['value']:.{digits}f}"
-    if measure.get("ci_low") is not None and measure.get("ci_high") is not None:
-        text += f" [{measure['ci_low']:.{digits}f}, {measure['ci_high']:.{digits}f}]"
-    return text
-
-
-def format_time(moment: datetime | str | None) -> str:
-    if moment is None:
-        return "never"
-    if isinstance(moment, str):
-        moment = datetime.fromisoformat(moment)
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def load_report(uow: UnitOfWork, slug: str) -> ProjectDetail:
@@ -36,3 +26,25 @@ def load_report(uow: UnitOfWork, slug: str) -> ProjectDetail:
 
 def now_utc() -> datetime:
     return datetime.now(UTC)
+
+
+def _figures(detail: ProjectDetail) -> dict[str, Any]:
+    alerts = detail.card.alerts
+    return {
+        "charts": [(h, history_chart(h)) for h in detail.charts],
+        "sparklines": {row.rater: rater_sparkline(row) for row in detail.raters},
+        "heatmap": pair_heatmap(detail.pair_labels, detail.pairs) if detail.pairs else None,
+        "timeline": alert_timeline(alerts, timeline_end(detail)) if alerts.changes else None,
+    }
+
+
+def render_report(uow: UnitOfWork, slug: str, *, generated_at: datetime | None = None) -> str:
+    """The project's report as one self-contained HTML document (inline CSS and SVG; no
+    script, no external resource), readable offline and attachable to an e-mail."""
+    detail = load_report(uow, slug)
+    return TEMPLATE.render(
+        detail=detail,
+        card=detail.card,
+        generated_at=format_time(generated_at or now_utc()),
+        **_figures(detail),
+    )

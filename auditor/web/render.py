@@ -12,6 +12,8 @@ from auditor import __version__
 from auditor.services.dashboard import ProjectDetail, RaterDetail
 from auditor.services.figures import (
     alert_timeline,
+    format_measure,
+    format_time,
     history_chart,
     pair_heatmap,
     rater_sparkline,
@@ -19,7 +21,6 @@ from auditor.services.figures import (
     scope_title,
     timeline_end,
 )
-from auditor.services.report import format_measure, format_time
 
 
 class Renderer:

@@ -1,0 +1,51 @@
+"""``auditor report PROJECT --out report.html [--png DIR]``: the dashboard's project page as
+one self-contained HTML file, and its figures as PNG images."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from auditor.cli._common import fail
+from auditor.config import get_settings
+from auditor.services import ServiceError
+from auditor.storage.db import make_engine
+from auditor.storage.unit_of_work import UnitOfWork
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report(
+        project: str = typer.Argument(..., help="Project slug."),
+        out: Path | None = typer.Option(
+            None, "--out", help="Write the HTML report here (one self-contained file)."
+        ),
+        png: Path | None = typer.Option(
+            None, "--png", help="Write the figures as PNG files into this directory."
+        ),
+    ) -> None:
+        """Write a project's reliability report: HTML with inline charts, and/or PNG plots."""
+        if out is None and png is None:
+            fail("nothing to write: give --out FILE.html and/or --png DIR", code=2)
+        engine = make_engine(get_settings().database_url)
+        try:
+            if out is not None:
+                from auditor.services.report import render_report
+
+                html = render_report(UnitOfWork(engine, read_only=True), project)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(html, encoding="utf-8")
+                typer.echo(f"wrote {out} ({len(html.encode()) // 1024} KiB)")
+            if png is not None:
+                # Imported only when asked for: matplotlib takes a while to load.
+                from auditor.services.report_png import write_pngs
+
+                for path in write_pngs(UnitOfWork(engine, read_only=True), project, png):
+                    typer.echo(f"wrote {path}")
+        except ServiceError as error:
+            fail(str(error))
+        except OSError as error:
+            fail(f"cannot write the report: {error}")
+        finally:
+            engine.dispose()

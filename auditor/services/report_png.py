@@ -1,0 +1,96 @@
+"""The report's figures as PNG files (matplotlib, headless Agg backend): the same history
+charts, the rater self-agreement lines and the Cohen heatmap, for slides and documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: files only
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from auditor.charts import THRESHOLDS
+from auditor.services.dashboard import MetricHistory, ProjectDetail
+from auditor.services.figures import NO_THRESHOLDS, scope_color, scope_title
+from auditor.services.report import load_report
+from auditor.storage.unit_of_work import UnitOfWork
+
+DPI = 110
+
+
+def _history_png(history: MetricHistory, path: Path) -> None:
+    figure, axes = plt.subplots(figsize=(7.5, 3.2), dpi=DPI)
+    for index, series in enumerate(history.series):
+        color = scope_color(index)
+        times = [p.as_of for p in series.points]
+        values = np.array([np.nan if p.value is None else p.value for p in series.points])
+        low = np.array([np.nan if p.ci_low is None else p.ci_low for p in series.points])
+        high = np.array([np.nan if p.ci_high is None else p.ci_high for p in series.points])
+        label = f"{scope_title(series.scope)} ({len(series.points)} snapshots)"
+        # NaN (undefined) breaks the line, as the gap does in the SVG charts.
+        axes.plot(times, values, marker="o", markersize=3, color=color, label=label,
+                  linestyle="-" if index == 0 else "--")  # fmt: skip
+        axes.fill_between(times, low, high, color=color, alpha=0.15, linewidth=0)
+    if history.metric not in NO_THRESHOLDS:
+        for value, text in THRESHOLDS:
+            axes.axhline(value, color="#b22222", linestyle=":", linewidth=1)
+            axes.annotate(text, (1.0, value), xycoords=("axes fraction", "data"), ha="right",
+                          va="bottom", fontsize=8, color="#b22222")  # fmt: skip
+    axes.set_title(history.title, fontsize=11)
+    axes.set_ylim(min(0.0, float(np.nanmin([0.0, *axes.get_ylim()]))), 1.05)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8, loc="lower left")
+    figure.autofmt_xdate()
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def _heatmap_png(detail: ProjectDetail, path: Path) -> None:
+    labels = list(detail.pair_labels)
+    index = {name: i for i, name in enumerate(labels)}
+    matrix = np.full((len(labels), len(labels)), np.nan)
+    for pair in detail.pairs:
+        value = pair.kappa.get("value")
+        if value is not None:
+            i, j = index[pair.rater_a], index[pair.rater_b]
+            matrix[i, j] = matrix[j, i] = value
+    size = 1.2 + 0.45 * len(labels)
+    figure, axes = plt.subplots(figsize=(size + 1.2, size), dpi=DPI)
+    image = axes.imshow(matrix, vmin=0.0, vmax=1.0, cmap="YlGn")
+    axes.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=8)
+    axes.set_yticks(range(len(labels)), labels, fontsize=8)
+    for i in range(len(labels)):
+        for j in range(len(labels)):
+            if not np.isnan(matrix[i, j]):
+                axes.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                          color="white" if matrix[i, j] > 0.75 else "#222")  # fmt: skip
+    figure.colorbar(image, ax=axes, label="Cohen's kappa")
+    axes.set_title("Pairwise Cohen's kappa (cumulative)", fontsize=11)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def write_pngs(uow: UnitOfWork, slug: str, directory: Path) -> list[Path]:
+    """One PNG per history chart and the heatmap, in ``directory`` (created if missing).
+    A project without snapshots has no figure: that is an error naming the project."""
+    detail = load_report(uow, slug)
+    if detail.latest is None:
+        from auditor.services import Invalid
+
+        raise Invalid(f"project {slug!r} has no snapshot yet, so there is nothing to plot")
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for history in detail.charts:
+        path = directory / f"{history.metric}.png"
+        _history_png(history, path)
+        written.append(path)
+    if detail.pairs:
+        path = directory / "cohen_heatmap.png"
+        _heatmap_png(detail, path)
+        written.append(path)
+    return written
