@@ -34,10 +34,19 @@ class _Estimator:
     replicate: Callable[[np.ndarray], np.ndarray] | None
 
 
-def _from_totals(totals: ItemTotals, undefined: str, scale: BandScale | None) -> _Estimator:
+def _from_totals(
+    totals: ItemTotals, undefined: str, scale: BandScale | None, keep: bool = True
+) -> _Estimator:
+    """An estimator; without intervals (``keep`` False) the per-item statistics are dropped."""
+    if not keep:
+        return _Estimator(totals.estimate(), totals.n_used, undefined, scale, _none, None)
     return _Estimator(
         totals.estimate(), totals.n_used, undefined, scale, totals.leave_one_out, totals.resampled
     )
+
+
+def _none() -> np.ndarray:
+    raise ValueError("intervals were not requested")
 
 
 def _group_estimators(
@@ -50,13 +59,17 @@ def _group_estimators(
 ) -> tuple[dict[str, _Estimator], rho.Rho]:
     """The project measures defined over pairable items (all but mean self-agreement)."""
     lk, kr = BandScale.LANDIS_KOCH, BandScale.KRIPPENDORFF
+    keep = settings.interval_method != IntervalMethod.NONE
     observed = kappa.observed_agreement(table)
-    out: dict[str, _Estimator] = {
-        "observed_agreement": _from_totals(observed, NO_PAIRABLE, None),
-        "fleiss_kappa": _from_totals(kappa.fleiss_kappa(table), SINGLE_CATEGORY, lk),
-        "krippendorff_alpha": _from_totals(alpha.krippendorff_alpha(table), SINGLE_CATEGORY, kr),
-    }
     ao = observed.estimate()
+    out: dict[str, _Estimator] = {
+        "observed_agreement": _from_totals(observed, NO_PAIRABLE, None, keep),
+        "fleiss_kappa": _from_totals(kappa.fleiss_kappa(table), SINGLE_CATEGORY, lk, keep),
+        "krippendorff_alpha": _from_totals(
+            alpha.krippendorff_alpha(table), SINGLE_CATEGORY, kr, keep
+        ),
+    }
+    del observed
     ae = float(chance.sum(axis=1).mean()) if table.n_pairable else float("nan")
     bootstrap = None
     if settings.interval_method == IntervalMethod.BOOTSTRAP and table.n_pairable:
@@ -80,11 +93,11 @@ def _group_estimators(
         settings.rho_unrated,
     )
     if rho_result.totals is not None:
-        out["rho"] = _from_totals(rho_result.totals, "no item to score", kr)
+        out["rho"] = _from_totals(rho_result.totals, "no item to score", kr, keep)
     split = rnr.split(table, cells)
-    out["expected_agreement"] = _from_totals(split.expected_agreement, NO_PAIRABLE, lk)
-    out["repeatability"] = _from_totals(split.repeatability, NO_PAIRABLE, None)
-    out["rater_effect"] = _from_totals(split.rater_effect, NO_PAIRABLE, None)
+    out["expected_agreement"] = _from_totals(split.expected_agreement, NO_PAIRABLE, lk, keep)
+    out["repeatability"] = _from_totals(split.repeatability, NO_PAIRABLE, None, keep)
+    out["rater_effect"] = _from_totals(split.rater_effect, NO_PAIRABLE, None, keep)
     return out, rho_result
 
 

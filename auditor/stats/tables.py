@@ -139,9 +139,10 @@ def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST)
         keys, cell = np.unique(key, return_inverse=True)
         slots = keys.shape[0]
     per_cell = np.bincount(cell, minlength=slots)
-    chosen = np.full(slots, -1, dtype=np.int32)
+    # the smallest signed type that holds the categories keeps the random writes in cache
+    chosen = np.full(slots, -1, dtype=np.int8 if k <= 127 else np.int32)
     chosen[cell] = labels.category  # right for every single-label cell; repeats fixed below
-    dup_rows = np.flatnonzero(per_cell[cell] > 1)
+    dup_rows = np.flatnonzero((per_cell > 1)[cell])
     if dup_rows.size:
         dup_cell = cell[dup_rows]
         sort = np.lexsort((dup_rows, labels.order[dup_rows], dup_cell))
@@ -266,14 +267,21 @@ def group_table(cells: Cells, rater_is_model: np.ndarray) -> GroupTable:
     m_all = np.bincount(item, minlength=cells.n_items)
     pairable = m_all >= 2
     keep = pairable[item]
-    if keep.all():  # every item pairable (the usual case): no selection needed
-        label_cell = np.arange(item.shape[0]) if human_cell is None else human_cell
+    labeled = m_all > 0
+    if human_cell is None and keep.all() and labeled.all():
+        # every cell is a group label on a pairable item and no item is empty (the usual
+        # large case): the table shares the cells' arrays instead of copying them
+        label_cell = np.arange(item.shape[0])
+        label_item, label_rater, label_category = cells.item, cells.rater, cells.category
     else:
-        label_cell = np.flatnonzero(keep) if human_cell is None else human_cell[keep]
-    position = np.cumsum(pairable) - 1
-    label_item = position[cells.item[label_cell]]
-    label_rater = cells.rater[label_cell]
-    label_category = cells.category[label_cell]
+        if keep.all():
+            label_cell = np.arange(item.shape[0]) if human_cell is None else human_cell
+        else:
+            label_cell = np.flatnonzero(keep) if human_cell is None else human_cell[keep]
+        position = np.cumsum(pairable) - 1
+        label_item = position[cells.item[label_cell]]
+        label_rater = cells.rater[label_cell]
+        label_category = cells.category[label_cell]
     items = np.flatnonzero(pairable)
     n = items.shape[0]
     m = m_all[items]
