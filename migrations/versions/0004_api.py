@@ -6,15 +6,12 @@ Revises: 0003
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0004"
-# TEMPORARY while 0003 (alerts) is being written in parallel: chain on it once it exists.
-down_revision: str | None = "0003" if any(Path(__file__).parent.glob("0003_*.py")) else "0002"
+down_revision: str | None = "0003"
 branch_labels: str | None = None
 depends_on: str | None = None
 
