@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from auditor.services.alert_delivery import deliver_due
 from auditor.services.audit import RecomputeInterrupted, RecomputeResult, recompute_due_projects
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -38,7 +39,18 @@ def run_cycle(uow: UnitOfWork, clock: Clock = _utc_now) -> list[RecomputeResult]
         if result.written:
             scopes = ", ".join(f"{w.scope} ({w.n_labels} labels)" for w in result.written)
             log.info("project %s tick %s: snapshots %s", result.project_id, result.tick, scopes)
+    _deliver_notices(uow)
     return results
+
+
+def _deliver_notices(uow: UnitOfWork) -> None:
+    """Alerts (issue 5): send the notices the recomputes queued (and any due retries), on
+    the wall clock. With Celery, the ``auditor.deliver`` beat task does this instead. A
+    failure here is logged and retried next cycle: the outbox keeps every notice."""
+    try:
+        deliver_due(uow)
+    except Exception:  # the loop must outlive a lost database or a broken channel row
+        log.exception("notification delivery failed; will retry at the next cycle")
 
 
 def run_embedded(

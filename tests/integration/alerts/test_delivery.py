@@ -226,3 +226,17 @@ def test_email_through_the_outbox_arrives_at_a_real_smtp_server(uow, project, sm
     assert message[HEADER_EVENT_ID] == event_id
     assert message["Subject"].startswith("[FIRING] warning: kappa_s (cumulative) for project in p")
     assert _outbox(uow)["status"] == "sent"
+
+
+def test_embedded_cycle_evaluates_and_delivers(uow, project, receiver):
+    from auditor.services.embedded import run_cycle
+
+    _webhook(uow, receiver.url)
+    kappa_rule(uow, channels=("hook",))
+    ingest(uow, "p", labels(30, T0, agreement=1.0, prefix="g"))
+    run_cycle(uow, lambda: T0 + HOUR)
+    ingest(uow, "p", labels(90, T0 + HOUR, agreement=0.0, prefix="b"))
+    run_cycle(uow, lambda: T0 + 2 * HOUR)  # fires, and the cycle sends the notice
+    row = _outbox(uow)
+    assert row["status"] == "sent" and row["kind"] == "firing"
+    assert [r.headers[HEADER_EVENT_ID] for r in receiver.received] == [row["event_id"]]

@@ -1,0 +1,61 @@
+"""What ``auditor demo`` needs from alerting: install rules, and collect what was delivered.
+
+The demo installs a log channel and the ready-made rules on its project, then after each
+simulated day drains the outbox through the real sender (claim, send, mark) and prints the
+notices it delivered. The log channel of the demo writes to a quiet logger: the demo prints
+the notices itself, once.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from auditor.alerting import Rule
+from auditor.notifiers import Channel, LogChannel, Notification
+from auditor.services import alerts as _evaluation  # noqa: F401  (registers the hook)
+from auditor.services.alert_admin import ChannelSpec, add_channel, install_default_rules
+from auditor.services.alert_delivery import channel_from_row, deliver_due
+from auditor.storage.unit_of_work import UnitOfWork
+
+DEMO_CHANNEL = "demo-log"
+DEMO_LOGGER = "auditor.alerts.demo"
+
+_quiet = logging.getLogger(DEMO_LOGGER)
+_quiet.addHandler(logging.NullHandler())
+_quiet.propagate = False
+
+
+def install_demo_alerts(uow: UnitOfWork, project: str) -> list[Rule]:
+    """A log channel and the default rules (kappa_S and rho lower bound < 0.667, each
+    rater's 7-day self-agreement dropping by more than 0.15 against a week earlier)."""
+    add_channel(uow, project, ChannelSpec(name=DEMO_CHANNEL, kind="log"))
+    return install_default_rules(uow, project, [DEMO_CHANNEL])
+
+
+def _demo_channel(row: dict[str, Any]) -> Channel:
+    if row["kind"] == "log":
+        return LogChannel(row["name"], logger_name=DEMO_LOGGER)
+    return channel_from_row(row)
+
+
+def drain_notifications(uow: UnitOfWork, now: datetime | None = None) -> list[Notification]:
+    """Deliver every due notice now; the ones delivered, oldest first."""
+    delivered: list[Notification] = []
+    while True:
+        report = deliver_due(uow, now, channel_factory=_demo_channel)
+        delivered.extend(report.sent)
+        if not report.deliveries:
+            return sorted(delivered, key=lambda n: (n.occurred_at, n.kind != "resolved"))
+
+
+def describe(notification: Notification) -> str:
+    """One line for the demo: when, what, and the number it was judged on."""
+    when = notification.occurred_at.strftime("%Y-%m-%d %H:%M")
+    value = "undefined" if notification.value is None else f"{notification.value:.3f}"
+    return (
+        f"{when}  {notification.kind.upper():<8} {notification.metric} ({notification.scope}) "
+        f"{notification.subject} = {value}: {notification.reason}"
+        + (f" ({notification.note})" if notification.note else "")
+    )
