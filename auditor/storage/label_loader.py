@@ -162,7 +162,11 @@ def assemble(
     category_rows: list,
     rater_rows: list,
 ) -> LoadedLabels:
-    """Turn raw id columns into ``LabelArrays`` (vectorised)."""
+    """Turn raw id columns into ``LabelArrays`` (vectorised).
+
+    ``columns`` is emptied as it is consumed, so each raw id column is freed as soon as its
+    dense codes exist (at 10M labels each column is 80 MB).
+    """
     label_ids = columns["id"]
     if label_ids.size > 1 and not bool(np.all(label_ids[1:] > label_ids[:-1])):
         # Order by id here rather than in SQL: the scan stays sequential, and a stable sort of
@@ -174,16 +178,19 @@ def assemble(
     category_ids = np.array([row.id for row in category_rows], dtype=np.int64)
     category_positions = np.array([row.position for row in category_rows], dtype=np.int64)
     by_id = np.argsort(category_ids)
-    slot = np.searchsorted(category_ids[by_id], columns["category_id"])
+    raw_category = columns.pop("category_id")
+    slot = np.searchsorted(category_ids[by_id], raw_category)
     if label_ids.size and (
         int(slot.max()) >= category_ids.size
-        or not np.array_equal(category_ids[by_id][slot], columns["category_id"])
+        or not np.array_equal(category_ids[by_id][slot], raw_category)
     ):
         raise ValueError("a label refers to a category that is not in its project")
+    del raw_category
     category = category_positions[by_id][slot] if label_ids.size else slot.astype(np.int64)
+    del slot
 
-    item, _ = dense_codes(columns["item_id"])
-    rater, rater_db_ids = dense_codes(columns["rater_id"])
+    item, _ = dense_codes(columns.pop("item_id"))
+    rater, rater_db_ids = dense_codes(columns.pop("rater_id"))
     raters = {row.id: row for row in rater_rows}
     missing = [int(r) for r in rater_db_ids if int(r) not in raters]
     if missing:
@@ -194,7 +201,7 @@ def assemble(
         item=item,
         rater=rater,
         category=category,
-        order=columns["labeled_at"],
+        order=columns.pop("labeled_at"),
         rater_is_model=np.array([r.kind == RaterKind.MODEL.value for r in chosen], dtype=bool),
         category_names=tuple(row.name for row in category_rows),
         rater_names=tuple(r.external_id for r in chosen),
