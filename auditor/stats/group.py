@@ -105,18 +105,22 @@ def leave_one_out_s(
     three = m >= 3
     inverse[three] = 1.0 / ((m[three] - 1) * (m[three] - 2))
     # Per (item, category) values of a label with that category; items with m_u = 2 get 0.
+    # (N, K) temporaries are released as soon as they are used: at 10M labels each is ~40 MB.
     agree = table.counts * (table.counts - 1)
     best_category = agree.argmax(axis=1)
     best = agree.max(axis=1)
-    runner_up = agree.copy()
-    runner_up[np.arange(n_items), best_category] = -1
-    second = runner_up.max(axis=1)
-    own = (table.counts - 1) * (table.counts - 2)  # agreeing pairs left without this label
-    other_best = np.where(
+    agree[np.arange(n_items), best_category] = -1
+    second = agree.max(axis=1)
+    del agree
+    best_uc = np.where(
         best_category[:, None] == np.arange(k)[None, :], second[:, None], best[:, None]
-    )
-    observed_uc = (own * inverse[:, None]).ravel()
-    best_uc = (np.maximum(other_best, own) * inverse[:, None]).ravel()
+    ).astype(float)
+    own = ((table.counts - 1) * (table.counts - 2)).astype(float)  # pairs left without p
+    np.maximum(best_uc, own, out=best_uc)
+    best_uc *= inverse[:, None]
+    own *= inverse[:, None]
+    observed_uc = own.ravel()
+    best_uc = best_uc.ravel()
     code = table.label_code
     rater = table.label_rater
     observed = np.bincount(rater, weights=observed_uc[code], minlength=n_raters)
@@ -128,10 +132,14 @@ def leave_one_out_s(
         rater[first_two] * k + table.label_category[first_two], minlength=n_raters * k
     ).reshape(n_raters, k)
     n = share.sum(axis=1).astype(float)
-    per_item = np.hstack(
-        [(summed**2 - squares) * inverse[:, None], summed * inverse[:, None], inverse[:, None]]
-    )
+    per_item = np.empty((n_items, 2 * k + 1))
+    np.multiply(summed, summed, out=per_item[:, :k])
+    per_item[:, :k] -= squares
+    per_item[:, :k] *= inverse[:, None]
+    np.multiply(summed, inverse[:, None], out=per_item[:, k : 2 * k])
+    per_item[:, 2 * k] = inverse
     sums = table.sum_over_items(per_item)
+    del per_item
     chance_by = sums[:, :k] - 2.0 * bias * sums[:, k : 2 * k] + 2.0 * bias**2 * sums[:, 2 * k :]
     ae = safe_ratio((share * chance_by).sum(axis=1), n**2)
     return s_from(safe_ratio(observed, n), ae, safe_ratio(amax, n)), n.astype(np.int64)

@@ -160,7 +160,9 @@ def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST)
     else:
         repeat_slots = np.zeros(0, dtype=np.int64)
         repeat_counts = np.zeros((0, k), dtype=np.int64)
+    del key, cell  # free the per-label index before the per-cell outputs are built
     present = np.flatnonzero(per_cell) if keys is None else np.arange(slots)
+    del per_cell
     cell_key = present if keys is None else keys
     item, rater = np.divmod(cell_key, n_raters)
     return Cells(
