@@ -95,12 +95,16 @@ def fetch_columns_sqlite(connection: Connection, project_id: int) -> dict[str, n
 
 
 def fetch_columns_rows(connection: Connection, project_id: int) -> dict[str, np.ndarray]:
-    """The same columns through the SQLAlchemy connection (fallback and benchmark peer)."""
-    query = f"SELECT {', '.join(_COLUMNS)} FROM labels WHERE project_id = :project"
-    rows = connection.exec_driver_sql(
-        query.replace(":project", "?" if connection.dialect.paramstyle == "qmark" else "%s"),
-        (int(project_id),),
-    ).fetchall()
+    """The same columns as DB-API tuples through ``fetchall`` and ``np.array`` (the benchmark's
+    peer, and a fallback): one Python tuple per label."""
+    marker = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+    query = f"SELECT {', '.join(_COLUMNS)} FROM labels WHERE project_id = {marker}"
+    cursor = connection.connection.dbapi_connection.cursor()  # plain tuples, no Row objects
+    try:
+        cursor.execute(query, (int(project_id),))
+        rows = cursor.fetchall()
+    finally:
+        cursor.close()
     matrix = np.array(rows, dtype=np.int64).reshape(len(rows), len(_COLUMNS))
     return {name: matrix[:, i] for i, name in enumerate(_COLUMNS)}
 
