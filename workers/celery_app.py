@@ -31,6 +31,10 @@ BROKER_KEY_PREFIX_ENV = "AUDITOR_BROKER_KEY_PREFIX"
 
 SCAN_TASK = "auditor.scan"
 RECOMPUTE_TASK = "auditor.recompute"
+# Alerts (issue 5): one pass of the outbox sender. Beat runs it every few seconds; the
+# recompute task also enqueues it after writing snapshots, so a notice goes out at once.
+DELIVER_TASK = "auditor.deliver"
+DELIVER_INTERVAL_SECONDS = 10.0
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
@@ -68,7 +72,12 @@ def celery_config(settings: Settings) -> dict[str, Any]:
                 "schedule": scan_every,
                 # A scan that waited longer than one interval is superseded by the next one.
                 "options": {"expires": scan_every},
-            }
+            },
+            "deliver-alert-notices": {
+                "task": DELIVER_TASK,
+                "schedule": DELIVER_INTERVAL_SECONDS,
+                "options": {"expires": DELIVER_INTERVAL_SECONDS},
+            },
         },
     }
 

@@ -16,10 +16,12 @@ import os
 from typing import Any
 
 from auditor.config import get_settings
+from auditor.services import alerts as _alerts  # noqa: F401  (evaluates rules after snapshots)
+from auditor.services.alert_delivery import deliver_due
 from auditor.services.audit import RecomputeInterrupted, recompute_project, scan_dirty_projects
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
-from workers.celery_app import RECOMPUTE_TASK, SCAN_TASK, app
+from workers.celery_app import DELIVER_TASK, RECOMPUTE_TASK, SCAN_TASK, app
 
 log = logging.getLogger(__name__)
 
@@ -69,4 +71,19 @@ def recompute(project_id: int, tick: int) -> str:
         result.status,
         ",".join(w.scope for w in result.written),
     )
+    if result.written:
+        try:
+            deliver.delay()  # alerts: send the notices this recompute queued, now
+        except Exception as error:  # the snapshots are committed; beat's pass sends them
+            log.warning("could not enqueue notice delivery: %s", error)
     return result.status
+
+
+@app.task(name=DELIVER_TASK, ignore_result=True)
+def deliver() -> int:
+    """Alerts (issue 5): one pass of the outbox sender; safe to run on several workers at
+    once (rows are claimed with a lease). Returns how many notices it handled."""
+    report = deliver_due(_uow())
+    for d in report.deliveries:
+        log.info("notice %s via %s: %s", d.event_id, d.channel, d.status)
+    return len(report.deliveries)

@@ -9,13 +9,19 @@ the notices itself, once.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from auditor.alerting import Rule
 from auditor.notifiers import Channel, LogChannel, Notification
 from auditor.services import alerts as _evaluation  # noqa: F401  (registers the hook)
-from auditor.services.alert_admin import ChannelSpec, add_channel, install_default_rules
+from auditor.services.alert_admin import (
+    ChannelSpec,
+    RuleSpec,
+    add_channel,
+    add_rule,
+    install_default_rules,
+)
 from auditor.services.alert_delivery import channel_from_row, deliver_due
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -27,11 +33,31 @@ _quiet.addHandler(logging.NullHandler())
 _quiet.propagate = False
 
 
+# Each rater against the group over the last 7 days: every label of a degrading rater moves
+# it, where self-agreement moves only through her few hidden repeats (and those pair a new
+# label with one from her good weeks), so it separates her from the others more sharply.
+# keep_firing_for spans two 6-hour recompute ticks, so one good snapshot does not resolve it.
+DEMO_RULE = RuleSpec(
+    metric="s_vs_group",
+    condition="below",
+    threshold=0.7,
+    subject="every_rater",
+    scope="7d",
+    name="rater-vs-group",
+    min_n=50,
+    keep_firing_for=timedelta(hours=12),
+    channels=(DEMO_CHANNEL,),
+    repeat_interval=None,  # the demo shows firing and resolved; repeats would crowd it
+)
+
+
 def install_demo_alerts(uow: UnitOfWork, project: str) -> list[Rule]:
-    """A log channel and the default rules (kappa_S and rho lower bound < 0.667, each
-    rater's 7-day self-agreement dropping by more than 0.15 against a week earlier)."""
+    """A log channel, the default rules (kappa_S and rho lower bound < 0.667, each rater's
+    7-day self-agreement dropping by more than 0.15 against a week earlier), and
+    ``DEMO_RULE`` (a rater's 7-day S against the group below 0.7)."""
     add_channel(uow, project, ChannelSpec(name=DEMO_CHANNEL, kind="log"))
-    return install_default_rules(uow, project, [DEMO_CHANNEL])
+    rules = install_default_rules(uow, project, [DEMO_CHANNEL])
+    return [*rules, add_rule(uow, project, DEMO_RULE)]
 
 
 def _demo_channel(row: dict[str, Any]) -> Channel:
