@@ -33,11 +33,15 @@ def _tally_by_rater_pairs(table: GroupTable) -> np.ndarray:
     given = np.zeros((n_raters, table.n_pairable), dtype=np.int16)  # 0: not labeled
     given[table.label_rater, table.label_item] = table.label_category + 1
     tally = np.zeros((n_raters, n_raters, k * k), dtype=np.int64)
-    for a in range(n_raters - 1):  # bounded by the number of rater pairs
-        for b in range(a + 1, n_raters):
-            code = given[a].astype(np.intp) * (k + 1) + given[b]
-            both = np.bincount(code, minlength=(k + 1) ** 2).reshape(k + 1, k + 1)
-            tally[a, b] = both[1:, 1:].ravel()
+    cells = (k + 1) ** 2
+    for a in range(n_raters - 1):  # bounded by the number of raters
+        # all later raters b at once: row r of ``code`` holds b = a + 1 + r, offset by r cells
+        rows = n_raters - a - 1
+        code = given[a + 1 :].astype(np.intp)
+        code += given[a].astype(np.intp) * (k + 1)
+        code += (np.arange(rows, dtype=np.intp) * cells)[:, None]
+        both = np.bincount(code.ravel(), minlength=rows * cells).reshape(rows, k + 1, k + 1)
+        tally[a, a + 1 :] = both[:, 1:, 1:].reshape(rows, k * k)
     return tally.ravel()
 
 

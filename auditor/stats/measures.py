@@ -148,8 +148,12 @@ def compute_measures(
     n_raters, k = labels.n_raters, labels.n_categories
     names = labels.rater_names or tuple(str(i) for i in range(n_raters))
 
-    human = ~labels.rater_is_model[cells.rater]
-    shares = np.bincount(cells.category[human], minlength=k).astype(float)
+    human_categories = (
+        cells.category[~labels.rater_is_model[cells.rater]]
+        if labels.rater_is_model.any()
+        else cells.category
+    )
+    shares = np.bincount(human_categories, minlength=k).astype(float)
     prevalence = shares / max(shares.sum(), 1.0)
     model = self_agreement(
         cells.repeat_counts,

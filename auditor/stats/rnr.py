@@ -52,10 +52,14 @@ def split(table: GroupTable, cells: Cells) -> Split:
     distribution = table.counts.astype(float)
     squares = table.m.astype(float)
     # repeated cells of the group on pairable items: replace their one-hot by their shares
-    slot = np.full(cells.item.shape[0], -1, dtype=np.int64)
-    slot[table.label_cell] = np.arange(table.label_cell.shape[0])
-    where = slot[cells.repeat_cell]
-    group = where >= 0
+    # label_cell is ascending: find each repeated cell among the group's labels
+    where = np.searchsorted(table.label_cell, cells.repeat_cell)
+    where = np.minimum(where, max(table.label_cell.shape[0] - 1, 0))
+    group = (
+        table.label_cell[where] == cells.repeat_cell
+        if table.label_cell.shape[0]
+        else np.zeros(cells.repeat_cell.shape[0], dtype=bool)
+    )
     if group.any():
         label = where[group]
         counts = cells.repeat_counts[group]
