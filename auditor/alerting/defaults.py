@@ -31,8 +31,9 @@ def default_rules(project: str, channels: tuple[str, ...] = ()) -> tuple[Rule, .
 
     The self-agreement rule compares the 7-day window with its own value 7 days earlier
     (this week against last week): the cumulative value moves too slowly to show a rater who
-    got worse this week. ``for_`` is zero because rules are evaluated after each snapshot and
-    the interval already carries the uncertainty; ``keep_firing_for`` of one hour stops a
+    got worse this week. ``for_`` is zero for kappa_S and rho because rules are evaluated
+    after each snapshot and the interval already carries the uncertainty (the drop rule,
+    judged on point values, waits 12 hours); ``keep_firing_for`` of one hour stops a
     value hovering at the threshold from resolving and re-firing on every snapshot.
     """
     project_scope = SubjectSelector(SubjectKind.PROJECT)
@@ -70,7 +71,13 @@ def default_rules(project: str, channels: tuple[str, ...] = ()) -> tuple[Rule, .
             condition=Condition(
                 ConditionKind.DROP, drop=SELF_AGREEMENT_DROP, lookback=timedelta(days=7)
             ),
-            min_n=5,
+            # A drop between two point values has no interval to carry its noise. With n
+            # repeats a week, SA ~ 0.85 has a binomial SD of about sqrt(0.13 / n), so the
+            # difference of two weeks has SD ~ 0.11 at n = 20: below that, a 0.15 drop is
+            # mostly noise (the demo, with ~10 repeats a rater a week, fired on good raters
+            # at min_n 5). And one noisy snapshot must not page anyone: hold for 12 hours.
+            min_n=20,
+            for_=timedelta(hours=12),
             keep_firing_for=hour,
             severity=Severity.WARNING,
             channels=channels,

@@ -92,5 +92,8 @@ def test_default_rules_match_the_issue():
     assert self_agreement.condition.kind is ConditionKind.DROP
     assert self_agreement.condition.drop == 0.15
     assert self_agreement.condition.lookback == timedelta(days=7)
+    # a point-to-point drop has no interval: it needs enough repeats and must hold 12 hours
+    assert self_agreement.min_n == 20 and self_agreement.for_ == timedelta(hours=12)
+    assert kappa.for_ == rho.for_ == timedelta(0)
     assert len({r.id for r in (kappa, rho, self_agreement)}) == 3
     assert all(r.channels == ("ops",) for r in (kappa, rho, self_agreement))
