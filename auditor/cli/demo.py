@@ -14,7 +14,9 @@ import typer
 
 from auditor.cli._common import fail
 from auditor.services import Conflict
+from auditor.services.alert_demo import describe, drain_notifications, install_demo_alerts
 from auditor.services.demo import (
+    DEGRADED_DAYS,
     DEGRADING_RATER,
     HISTORY_COLUMNS,
     DemoConfig,
@@ -48,7 +50,7 @@ def register(app: typer.Typer) -> None:
     @app.command("demo")
     def demo(
         seed: int = typer.Option(7, "--seed", help="Same seed, same run."),
-        days: int = typer.Option(14, "--days", min=4, max=60, help="Simulated days."),
+        days: int = typer.Option(24, "--days", min=4, max=60, help="Simulated days."),
         database: str = typer.Option(
             DEFAULT_DATABASE,
             "--database",
@@ -67,8 +69,10 @@ def register(app: typer.Typer) -> None:
         config = DemoConfig(seed=seed, days=days)
         typer.echo(
             f"Simulating {days} days of labeling (seed {seed}) into {database}: 10 raters, "
-            f"1 model, hidden repeats; {DEGRADING_RATER} degrades from day {days // 2 + 1}."
+            f"1 model, hidden repeats; {DEGRADING_RATER} degrades from day {days // 2 + 1}"
+            f" and is retrained after {DEGRADED_DAYS} days."
         )
+        notices: list[str] = []  # alerts delivered through the outbox, one line each
 
         def progress(day: int, run: DemoRun) -> None:
             typer.echo(
@@ -76,9 +80,11 @@ def register(app: typer.Typer) -> None:
                 f"{run.snapshots} snapshots",
                 err=True,
             )
+            # Alerts (issue 5): send what the day's snapshots queued; print them at the end.
+            notices.extend(describe(n) for n in drain_notifications(UnitOfWork(engine)))
 
         try:
-            run = run_demo(UnitOfWork(engine), config, progress)
+            run = run_demo(UnitOfWork(engine), config, progress, setup=install_demo_alerts)
         except Conflict as error:
             fail(f"{error}; use a fresh database (--database)")
         rows = daily_history(UnitOfWork(engine, read_only=True), config)
@@ -90,9 +96,11 @@ def register(app: typer.Typer) -> None:
         typer.echo("day  " + "  ".join(f"{t:>12}" for t in titles))
         for row in rows:
             mark = " <- degradation starts" if row.day == days // 2 + 1 else ""
+            if row.day == days // 2 + DEGRADED_DAYS + 1:
+                mark = " <- retrained"
             cells = "  ".join(f"{_cell(row.values[t]):>12}" for t in titles)
             typer.echo(f"{row.day:>3}  {cells}{mark}")
-        half, last = days // 2, days
+        half, last = days // 2, min(days, days // 2 + DEGRADED_DAYS)  # last degraded day
         sa_cum, sa_win = titles[4], titles[5]
         typer.echo("")
         typer.echo(
@@ -104,6 +112,9 @@ def register(app: typer.Typer) -> None:
             f"{_change(rows, titles[6], half, last)}; "
             f"group kappa_S, last 7 days: {_change(rows, titles[1], half, last)}"
         )
+        typer.echo("")
+        typer.echo("Alerts delivered (default rules + a rater's 7-day S against the group < 0.7):")
+        typer.echo("\n".join(f"  {line}" for line in notices) or "  none")
         typer.echo(
             f"{run.labels} labels ({run.repeats} repeated presentations), {run.snapshots} "
             f"snapshots in {time.perf_counter() - started:.1f} s."

@@ -7,7 +7,9 @@ The story (deterministic for a seed):
   self-agreement paper, d(c) = x P(c) + y_c;
 - hidden repeated presentations, as in that paper: each day every human is shown again a few
   items it labeled on earlier days, mixed among its new work, in a later session;
-- rater ``r07`` is among the best until half-way, then degrades sharply.
+- rater ``r07`` is among the best until half-way, then degrades sharply; after
+  ``DEGRADED_DAYS`` days she is retrained and labels as well as before (alerts fire on the
+  drop and resolve after the recovery; see ``auditor.services.alert_demo``).
 
 Labels arrive in batches every two simulated hours through ``ingest_labels``; after each batch
 the scheduler runs (``recompute_due_projects`` with the simulated clock), so the project gets a
@@ -35,6 +37,7 @@ PREVALENCE = np.array([0.5, 0.25, 0.15, 0.10])
 HUMAN_RELIABILITY = (0.95, 0.93, 0.91, 0.89, 0.87, 0.85, 0.92, 0.80, 0.75, 0.70)
 DEGRADING_RATER = "r07"
 DEGRADED_RELIABILITY = 0.35
+DEGRADED_DAYS = 5  # then r07 is retrained (alerts: the episode resolves)
 MODEL_RATER = "model-v1"
 MODEL_RELIABILITY = 0.85
 RATERS_PER_ITEM = 4
@@ -47,7 +50,7 @@ START = datetime(2024, 3, 4, tzinfo=UTC)  # a Monday, midnight UTC
 @dataclass(frozen=True)
 class DemoConfig:
     seed: int = 7
-    days: int = 14
+    days: int = 24
     items_per_day: int = 240
     slug: str = "demo"
 
@@ -75,7 +78,7 @@ def _rater_label(rng: np.random.Generator, truth: np.ndarray, reliability: float
 def _reliability(rater: str, day: int, days: int) -> float:
     if rater == MODEL_RATER:
         return MODEL_RELIABILITY
-    if rater == DEGRADING_RATER and day >= days // 2:
+    if rater == DEGRADING_RATER and days // 2 <= day < days // 2 + DEGRADED_DAYS:
         return DEGRADED_RELIABILITY
     return HUMAN_RELIABILITY[int(rater[1:]) - 1]
 
@@ -134,8 +137,10 @@ def run_demo(
     uow: UnitOfWork,
     config: DemoConfig,
     progress: Callable[[int, DemoRun], None] | None = None,
+    setup: Callable[[UnitOfWork, str], object] | None = None,
 ) -> DemoRun:
-    """Create the project, then ingest and recompute day by day on the simulated clock."""
+    """Create the project, then ingest and recompute day by day on the simulated clock.
+    ``setup(uow, slug)`` runs once the project exists (the CLI installs alert rules there)."""
     create_project(
         uow,
         config.slug,
@@ -144,6 +149,8 @@ def run_demo(
         windows_days=(7,),
         recompute_interval_seconds=RECOMPUTE_INTERVAL_SECONDS,
     )
+    if setup is not None:
+        setup(uow, config.slug)
     rng = np.random.default_rng(config.seed)
     run = DemoRun(config)
     seen: dict[str, list[str]] = {}

@@ -1,0 +1,36 @@
+"""``auditor demo`` shows an alert firing on the degrading rater and resolving after she is
+retrained, delivered through the real outbox and sender, within the time budget."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from typer.testing import CliRunner
+
+from auditor.cli import app
+
+NOTICE = re.compile(r"^  (\S+ \S+)  (FIRING|RESOLVED|REPEAT)\s+(\S+) \((\S+)\) (\S+) = ", re.M)
+
+
+def test_demo_fires_on_the_degrading_rater_and_resolves(tmp_path):
+    started = time.perf_counter()
+    result = CliRunner().invoke(app, ["demo", "--database", f"sqlite:///{tmp_path / 'd.db'}"])
+    elapsed = time.perf_counter() - started
+    assert result.exit_code == 0, result.output
+    assert elapsed < 60
+    notices = NOTICE.findall(result.stdout)
+    rater_vs_group = [(when, kind, subject) for when, kind, metric, _, subject in notices
+                      if metric == "s_vs_group"]  # fmt: skip
+    # exactly one episode, for r07 only: it fires after she degrades and resolves after
+    # she is retrained
+    assert [(k, s) for _, k, s in rater_vs_group] == [
+        ("FIRING", "rater:r07"),
+        ("RESOLVED", "rater:r07"),
+    ]
+    fired, resolved = (when for when, _, _ in rater_vs_group)
+    days = result.stdout.split("History at the end of each day")[1]
+    degrade_day = int(re.search(r"^\s*(\d+) .*<- degradation starts", days, re.M).group(1))
+    retrained_day = int(re.search(r"^\s*(\d+) .*<- retrained", days, re.M).group(1))
+    day_of = lambda when: int(when[8:10]) - 3  # START is 2024-03-04, day 1  # noqa: E731
+    assert degrade_day <= day_of(fired) < retrained_day < day_of(resolved)
