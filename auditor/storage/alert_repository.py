@@ -428,11 +428,10 @@ def list_silences(
 
 
 def end_silence(db: Executor, project_id: int, silence_id: int, at: datetime) -> bool:
-    """End a silence now (keeps the row for the record)."""
+    """End a silence at ``at``: an active one keeps its row (the record of what was muted),
+    one that has not started yet is deleted. False when there is no such unended silence."""
     s = _silences.c
-    statement = (
-        update(_silences)
-        .where(s.id == silence_id, s.project_id == project_id, s.ends_at > at, s.starts_at < at)
-        .values(ends_at=at)
-    )
-    return bool(db.execute(statement).rowcount)
+    mine = and_(s.id == silence_id, s.project_id == project_id, s.ends_at > at)
+    if db.execute(delete(_silences).where(mine, s.starts_at >= at)).rowcount:
+        return True
+    return bool(db.execute(update(_silences).where(mine).values(ends_at=at)).rowcount)

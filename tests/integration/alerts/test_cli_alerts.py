@@ -105,3 +105,19 @@ def test_defaults_silence_and_webhook_channel(cli, project):
     channels = cli("alerts", "channel", "list", "p").stdout
     assert "hook" in channels and "[internal]" in channels and secret not in channels
     cli("alerts", "status", "nope", code=1)
+
+
+def test_silences_end_now_or_are_cancelled_before_they_start(cli, uow, project):
+    from datetime import UTC, datetime
+
+    from auditor.services.alert_admin import add_silence, list_silences
+
+    now = datetime.now(UTC)
+    add_silence(uow, "p", starts_at=now + HOUR, ends_at=now + 2 * HOUR, reason="later")
+    add_silence(uow, "p", starts_at=now - HOUR, ends_at=now + 2 * HOUR, reason="running")
+    cli("alerts", "unsilence", "p", "1")
+    cli("alerts", "unsilence", "p", "2")
+    cli("alerts", "unsilence", "p", "1", code=1)  # cancelled: gone
+    kept = list_silences(uow, "p", include_ended=True)
+    assert [(v.id, v.reason) for v in kept] == [(2, "running")]  # ended, kept on record
+    assert kept[0].ends_at <= datetime.now(UTC)

@@ -4,6 +4,9 @@ with backoff, a crash between send and mark, dead letters, several senders, SSRF
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -240,3 +243,42 @@ def test_embedded_cycle_evaluates_and_delivers(uow, project, receiver):
     row = _outbox(uow)
     assert row["status"] == "sent" and row["kind"] == "firing"
     assert [r.headers[HEADER_EVENT_ID] for r in receiver.received] == [row["event_id"]]
+
+
+KILLED_SENDER = """
+import os, signal, sys
+from datetime import datetime
+from auditor.services.alert_delivery import deliver_due
+from auditor.storage.db import make_engine
+from auditor.storage.unit_of_work import UnitOfWork
+
+def die(row, result):
+    assert result.ok, result.reason
+    os.kill(os.getpid(), signal.SIGKILL)  # sent, not yet marked
+
+deliver_due(UnitOfWork(make_engine(sys.argv[1])), datetime.fromisoformat(sys.argv[2]),
+            worker="doomed", after_send=die)
+"""
+
+
+def test_sender_process_sigkilled_after_sending_is_resent_by_a_fresh_sender(
+    uow, project, receiver, database_url
+):
+    _webhook(uow, receiver.url)
+    event_id = _fire(uow, project, "hook")
+    now = datetime.now(UTC)
+    process = subprocess.run(
+        [sys.executable, "-c", KILLED_SENDER, database_url, now.isoformat()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert process.returncode == -signal.SIGKILL, process.stderr
+    assert len(receiver.received) == 1
+    row = _outbox(uow)
+    assert row["status"] == "pending" and row["claimed_by"] == "doomed"
+    assert deliver_due(uow, now + timedelta(seconds=30)).deliveries == []  # lease holds
+    report = deliver_due(uow, now + timedelta(seconds=61))  # the lease (60 s) has expired
+    assert [d.status for d in report.deliveries] == ["sent"]
+    assert [r.headers[HEADER_EVENT_ID] for r in receiver.received] == [event_id, event_id]
+    assert receiver.received[0].body == receiver.received[1].body
