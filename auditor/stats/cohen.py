@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from auditor.stats.intervals import percentile, z_value
 from auditor.stats.tables import GroupTable, within_item_pairs
 from auditor.stats.totals import safe_ratio
 
@@ -18,12 +19,14 @@ _MAX_DENSE_CODES = 1 << 25
 
 @dataclass(frozen=True)
 class PairwiseCohen:
-    """rater_a, rater_b : (P,) indices, a < b; n_items : (P,); kappa : (P,), NaN if undefined."""
+    """rater_a, rater_b : (P,) indices, a < b; n_items : (P,); kappa : (P,), NaN if undefined;
+    confusion : (P, K, K) counts of shared items by (category of a, category of b)."""
 
     rater_a: np.ndarray
     rater_b: np.ndarray
     n_items: np.ndarray
     kappa: np.ndarray
+    confusion: np.ndarray
 
 
 def _tally_by_rater_pairs(table: GroupTable) -> np.ndarray:
@@ -99,12 +102,63 @@ def _from_cells(cells: np.ndarray, cell_counts: np.ndarray, n_raters: int, k: in
     confusion = np.zeros((pair_code.shape[0], k * k))
     confusion[pair_index, cells % (k * k)] = cell_counts
     confusion = confusion.reshape(-1, k, k)
-    n = confusion.sum(axis=(1, 2))
-    observed = np.trace(confusion, axis1=1, axis2=2) / n
-    chance = (confusion.sum(axis=2) * confusion.sum(axis=1)).sum(axis=1) / n**2
     return PairwiseCohen(
         rater_a=pair_code // n_raters,
         rater_b=pair_code % n_raters,
-        n_items=n.astype(np.int64),
-        kappa=safe_ratio(observed - chance, 1.0 - chance),
+        n_items=confusion.sum(axis=(1, 2)).astype(np.int64),
+        kappa=kappa_of(confusion),
+        confusion=confusion,
     )
+
+
+def kappa_of(confusion: np.ndarray) -> np.ndarray:
+    """Cohen's kappa of confusion tables (..., K, K) -> (...), NaN where undefined."""
+    n = confusion.sum(axis=(-2, -1))
+    observed = safe_ratio(np.trace(confusion, axis1=-2, axis2=-1), n)
+    chance = safe_ratio((confusion.sum(axis=-1) * confusion.sum(axis=-2)).sum(axis=-1), n**2)
+    return safe_ratio(observed - chance, 1.0 - chance)
+
+
+def jackknife_intervals(confusion: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Delete-one-shared-item jackknife of every pair's kappa, (P, K, K) -> (low, high) (P,).
+
+    Deleting an item only removes one count from the cell (c_a, c_b) it falls in, so the
+    delete-one values take at most K^2 distinct values per pair, each weighted by its count:
+    O(P K^4) in all, whatever the number of items. NaN where undefined or n < 2.
+    """
+    p, k, _ = confusion.shape
+    n = confusion.sum(axis=(1, 2))
+    kappa = kappa_of(confusion)
+    eye = np.eye(k * k).reshape(k * k, k, k)
+    without = kappa_of(confusion[:, None, :, :] - eye[None, :, :, :])  # (P, K*K)
+    weight = confusion.reshape(p, k * k)
+    present = weight > 0
+    ok = (n >= 2) & np.isfinite(kappa) & np.where(present, np.isfinite(without), True).all(axis=1)
+    values = np.where(present, np.nan_to_num(without), 0.0)
+    mean = (weight * values).sum(axis=1) / np.maximum(n, 1)
+    spread = (weight * (values - mean[:, None]) ** 2).sum(axis=1)
+    se = np.sqrt((n - 1) / np.maximum(n, 1) * spread)
+    half = z_value(level) * se
+    return np.where(ok, kappa - half, np.nan), np.where(ok, kappa + half, np.nan)
+
+
+def bootstrap_intervals(
+    confusion: np.ndarray, level: float, rng: np.random.Generator, resamples: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap over each pair's shared items, (P, K, K) -> (low, high) (P,).
+
+    Redrawing a pair's n shared items with replacement makes its confusion table multinomial
+    with the observed cell shares, so each resample is one multinomial draw of K^2 cells.
+    """
+    p, k, _ = confusion.shape
+    low, high = np.full(p, np.nan), np.full(p, np.nan)
+    for pair in range(p):  # bounded by the number of rater pairs
+        n = int(confusion[pair].sum())
+        if n < 2:
+            continue
+        tables = rng.multinomial(n, confusion[pair].ravel() / n, size=resamples)
+        replicates = kappa_of(tables.reshape(resamples, k, k).astype(float))
+        bounds = percentile(replicates, level)
+        if bounds[0] is not None:
+            low[pair], high[pair] = bounds[0], bounds[1]
+    return low, high

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from auditor.stats.intervals import jackknife
 from auditor.stats.tables import Cells, GroupTable
 from auditor.stats.totals import EPS, ItemTotals, safe_ratio
 
@@ -143,3 +144,62 @@ def leave_one_out_s(
     chance_by = sums[:, :k] - 2.0 * bias * sums[:, k : 2 * k] + 2.0 * bias**2 * sums[:, 2 * k :]
     ae = safe_ratio((share * chance_by).sum(axis=1), n**2)
     return s_from(safe_ratio(observed, n), ae, safe_ratio(amax, n)), n.astype(np.int64)
+
+
+def _s_of_totals(totals: np.ndarray, k: int) -> np.ndarray:
+    """S from totals [n, Ao sum, Amax sum, share (K), chance (K)] of shape (..., 3 + 2K)."""
+    n = totals[..., 0]
+    ae = safe_ratio((totals[..., 3 : 3 + k] * totals[..., 3 + k :]).sum(axis=-1), n**2)
+    return s_from(safe_ratio(totals[..., 1], n), ae, safe_ratio(totals[..., 2], n))
+
+
+def leave_one_out_s_intervals(
+    table: GroupTable,
+    bias: np.ndarray,
+    summed: np.ndarray,
+    squares: np.ndarray,
+    level: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Jackknife intervals of every human rater's S against the others, (low, high) each (R,).
+
+    Deleting an item the rater did not label leaves its S unchanged (the biases v are fixed),
+    so the delete-one values run over the rater's own items: per label l the features
+    [1, Ao_l, Amax_l, onehot(c_l), Ae_l(c)] are subtracted from the rater's totals. One rater
+    at a time keeps memory at O(labels of one rater * K). NaN where undefined.
+    """
+    n_raters, k = bias.shape
+    m = table.m
+    low, high = np.full(n_raters, np.nan), np.full(n_raters, np.nan)
+    inverse = np.zeros(m.shape[0])
+    three = m >= 3
+    inverse[three] = 1.0 / ((m[three] - 1) * (m[three] - 2))
+    agree = table.counts * (table.counts - 1)
+    order = np.argsort(table.label_rater, kind="stable")
+    bounds = np.searchsorted(table.label_rater[order], np.arange(n_raters + 1))
+    for p in range(n_raters):  # bounded by the number of raters
+        mine = order[bounds[p] : bounds[p + 1]]
+        mine = mine[three[table.label_item[mine]]]
+        if mine.shape[0] < 2:
+            continue
+        item, given = table.label_item[mine], table.label_category[mine]
+        rest = agree[item].astype(float)
+        rest[np.arange(mine.shape[0]), given] = (table.counts[item, given] - 1) * (
+            table.counts[item, given] - 2
+        )
+        features = np.zeros((mine.shape[0], 3 + 2 * k))
+        features[:, 0] = 1.0
+        features[:, 1] = rest[np.arange(mine.shape[0]), given] * inverse[item]
+        features[:, 2] = rest.max(axis=1) * inverse[item]
+        features[np.arange(mine.shape[0]), 3 + given] = 1.0
+        own = bias[p][None, :]
+        features[:, 3 + k :] = ((summed[item] - own) ** 2 - (squares[item] - own**2)) * inverse[
+            item
+        ][:, None]
+        totals = features.sum(axis=0)
+        estimate = float(_s_of_totals(totals, k))
+        if not np.isfinite(estimate):
+            continue
+        interval = jackknife(estimate, _s_of_totals(totals - features, k), level)
+        if interval[0] is not None:
+            low[p], high[p] = interval[0], interval[1]
+    return low, high

@@ -191,7 +191,13 @@ def compute_measures(
                 est.value, est.n, reason, est.scale, bounds.get(name), settings
             )
 
-    s_vs_group = group.leave_one_out_s(table, bias, summed, squares)
+    s_value, s_n = group.leave_one_out_s(table, bias, summed, squares)
+    s_low = s_high = None
+    if settings.interval_method != IntervalMethod.NONE:
+        s_low, s_high = group.leave_one_out_s_intervals(
+            table, bias, summed, squares, settings.interval_level
+        )
+    s_vs_group = (s_value, s_n, s_low, s_high)
     return MeasureSet(
         n_labels=labels.n_labels,
         n_items=labels.n_items,
@@ -201,7 +207,7 @@ def compute_measures(
         measures=measures,
         raters=reporting.rater_results(labels, table, model, s_vs_group, names, settings, rng),
         models=reporting.model_results(labels, cells, table, chance, names, settings, rng),
-        pairwise_cohen=reporting.pairwise(table, names, settings),
+        pairwise_cohen=reporting.pairwise(table, names, settings, rng),
         interval_method=settings.interval_method,
         interval_level=settings.interval_level,
         seed=used_seed,

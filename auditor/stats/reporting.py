@@ -151,7 +151,7 @@ def rater_results(
     labels: LabelArrays,
     table: GroupTable,
     model: SelfAgreement,
-    s_vs_group: tuple[np.ndarray, np.ndarray],
+    s_vs_group: tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None],
     names: tuple[str, ...],
     settings: ProjectSettings,
     rng: np.random.Generator | None,
@@ -172,7 +172,11 @@ def rater_results(
             rng,
             settings.bootstrap_resamples,
         )
-    s_value, s_n = s_vs_group
+    s_value, s_n, s_low, s_high = s_vs_group
+    # per-rater S has a jackknife interval whatever the project method (see docs/measures.md)
+    s_settings = ProjectSettings(
+        interval_method=IntervalMethod.JACKKNIFE, interval_level=settings.interval_level
+    )
     out = []
     for p in np.flatnonzero(~labels.rater_is_model):  # bounded by the number of raters
         k = int(model.n_items[p])
@@ -190,6 +194,13 @@ def rater_results(
                 float(value), k, None if k else NO_REPEATS, None, interval, settings
             )
         s_reason = None if s_n[p] else "no item shared with two other raters"
+        s_interval: intervals.Interval | None = None
+        if s_low is not None and s_high is not None:
+            s_interval = (
+                (float(s_low[p]), float(s_high[p]), None)
+                if np.isfinite(s_low[p])
+                else (None, None, "no interval: too few items or undefined without one")
+            )
         out.append(
             RaterResult(
                 rater=names[p],
@@ -200,8 +211,8 @@ def rater_results(
                     int(s_n[p]),
                     s_reason or (None if np.isfinite(s_value[p]) else AMAX_EQUALS_AE),
                     BandScale.LANDIS_KOCH,
-                    None,
-                    settings,
+                    s_interval,
+                    s_settings if s_interval is not None else settings,
                 ),
                 n_repeated_items=k,
                 n_presentations=int(model.n_presentations[p]),
@@ -265,29 +276,45 @@ def model_results(
 
 
 def pairwise(
-    table: GroupTable, names: tuple[str, ...], settings: ProjectSettings
+    table: GroupTable,
+    names: tuple[str, ...],
+    settings: ProjectSettings,
+    rng: np.random.Generator | None,
 ) -> tuple[CohenPair, ...]:
     """Cohen's kappa of every pair of human raters that shared at least one item."""
     result = cohen.pairwise_cohen(table)
+    method, level = settings.interval_method, settings.interval_level
+    p = result.kappa.shape[0]
+    low, high = np.full(p, np.nan), np.full(p, np.nan)
+    if method == IntervalMethod.JACKKNIFE and p:
+        low, high = cohen.jackknife_intervals(result.confusion, level)
+    elif method == IntervalMethod.BOOTSTRAP and p:
+        if rng is None:
+            raise ValueError("a bootstrap needs a random generator")
+        low, high = cohen.bootstrap_intervals(
+            result.confusion, level, rng, settings.bootstrap_resamples
+        )
     out = []
-    for a, b, n, kappa in zip(  # bounded by the number of rater pairs
-        result.rater_a.tolist(),
-        result.rater_b.tolist(),
-        result.n_items.tolist(),
-        result.kappa.tolist(),
-        strict=True,
+    for i, (a, b, n, kappa) in enumerate(
+        zip(  # bounded by the number of rater pairs
+            result.rater_a.tolist(),
+            result.rater_b.tolist(),
+            result.n_items.tolist(),
+            result.kappa.tolist(),
+            strict=True,
+        )
     ):
-        reason = (
-            None
-            if np.isfinite(kappa)
-            else ("both raters used one single category on their shared items")
-        )
-        out.append(
-            CohenPair(
-                names[a],
-                names[b],
-                make_measure(kappa, n, reason, BandScale.LANDIS_KOCH, None, settings),
-                n,
+        reason = None if np.isfinite(kappa) else SINGLE_CATEGORY_PAIR
+        interval: intervals.Interval | None = None
+        if method != IntervalMethod.NONE:
+            interval = (
+                (float(low[i]), float(high[i]), None)
+                if np.isfinite(low[i])
+                else (None, None, "no interval: too few shared items or undefined without one")
             )
-        )
+        measure = make_measure(kappa, n, reason, BandScale.LANDIS_KOCH, interval, settings)
+        out.append(CohenPair(names[a], names[b], measure, n))
     return tuple(out)
+
+
+SINGLE_CATEGORY_PAIR = "both raters used one single category on their shared items"

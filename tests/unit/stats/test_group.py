@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from auditor.domain import ProjectSettings
 from auditor.stats import compute_measures
 from tests.unit.stats.helpers import NO_CI, from_matrix
 from tests.unit.stats.test_peers import random_matrix
@@ -84,3 +85,30 @@ def test_kappa_va_by_definition(seed: int) -> None:
     pe = (y.mean(axis=0) * p.mean(axis=0)).sum()
     pm = p.max(axis=1).mean()
     assert ms.models[0].kappa_va.value == pytest.approx((po - pe) / (pm - pe), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_leave_one_out_s_jackknife_equals_refits_with_fixed_biases(seed: int) -> None:
+    mat, k = random_matrix(seed, missing=0.2)
+    while mat.shape[1] < 4:
+        mat = np.column_stack([mat, mat[:, 0]])
+    humans = list(range(mat.shape[1]))
+    v = biases(mat, humans, k)
+    ms = compute_measures(from_matrix(mat, [str(c) for c in range(k)]), ProjectSettings())
+    checked = 0
+    for p, result in zip(humans, ms.raters, strict=True):
+        others = [q for q in humans if q != p]
+        used = [
+            u for u in range(mat.shape[0]) if mat[u, p] >= 0 and (mat[u, others] >= 0).sum() >= 2
+        ]
+        refits = [s_by_loops(np.delete(mat, u, axis=0), p, others, v, k) for u in used]
+        s = result.s_vs_group
+        if s.value is None or any(r is None for r in refits) or len(refits) < 2:
+            continue
+        refits = np.array(refits)
+        n = refits.shape[0]
+        se = np.sqrt((n - 1) / n * ((refits - refits.mean()) ** 2).sum())
+        assert (s.ci_high - s.ci_low) / 2 == pytest.approx(1.959963984540054 * se, rel=1e-9)
+        assert s.interval_method == "jackknife"
+        checked += 1
+    assert checked > 0

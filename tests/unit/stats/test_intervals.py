@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.metrics import cohen_kappa_score
 
 from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings
 from auditor.stats import DEFAULT_SEED, alpha, compute_measures, kappa, kappa_s, tables
@@ -112,3 +113,36 @@ def test_jackknife_matches_textbook_standard_error_for_a_mean() -> None:
     se = ao_u.std(ddof=1) / np.sqrt(ao_u.shape[0])
     m = ms.measures["observed_agreement"]
     assert (m.ci_high - m.ci_low) / 2 == pytest.approx(1.959963984540054 * se, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pairwise_cohen_jackknife_equals_refits(seed: int) -> None:
+    mat, k = random_matrix(seed, missing=0.3)
+    names = [f"r{i}" for i in range(mat.shape[1])]
+    labels = from_matrix(mat, [str(c) for c in range(k)], names=names)
+    ms = compute_measures(labels, ProjectSettings(interval_level=0.9))
+    checked = 0
+    for pair in ms.pairwise_cohen:
+        a, b = names.index(pair.rater_a), names.index(pair.rater_b)
+        shared = np.flatnonzero((mat[:, a] >= 0) & (mat[:, b] >= 0))
+        refits = np.array(
+            [cohen_kappa_score(mat[np.delete(shared, i), a], mat[np.delete(shared, i), b])
+             for i in range(shared.shape[0])]
+        )  # fmt: skip
+        if pair.kappa.value is None or not np.isfinite(refits).all():
+            continue
+        n = refits.shape[0]
+        se = np.sqrt((n - 1) / n * ((refits - refits.mean()) ** 2).sum())
+        half = (pair.kappa.ci_high - pair.kappa.ci_low) / 2
+        assert half == pytest.approx(1.6448536269514722 * se, rel=1e-9, abs=1e-12)
+        assert pair.kappa.interval_method is IntervalMethod.JACKKNIFE
+        checked += 1
+    assert checked > 0
+
+
+def test_pairwise_cohen_bootstrap_interval_contains_the_estimate() -> None:
+    ms = compute_measures(
+        small_project(), ProjectSettings(interval_method=IntervalMethod.BOOTSTRAP), seed=3
+    )
+    for pair in ms.pairwise_cohen:
+        assert pair.kappa.ci_low <= pair.kappa.value <= pair.kappa.ci_high
