@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from auditor.stats.intervals import percentile, z_value
+from auditor.stats.intervals import z_value
 from auditor.stats.tables import GroupTable, within_item_pairs
 from auditor.stats.totals import safe_ratio
 
@@ -148,17 +148,37 @@ def bootstrap_intervals(
     """Percentile bootstrap over each pair's shared items, (P, K, K) -> (low, high) (P,).
 
     Redrawing a pair's n shared items with replacement makes its confusion table multinomial
-    with the observed cell shares, so each resample is one multinomial draw of K^2 cells.
+    with the observed cell shares, so each resample is one multinomial draw of K^2 cells;
+    pairs are drawn in chunks, all at once. NaN where n < 2 or mostly undefined.
     """
     p, k, _ = confusion.shape
     low, high = np.full(p, np.nan), np.full(p, np.nan)
-    for pair in range(p):  # bounded by the number of rater pairs
-        n = int(confusion[pair].sum())
-        if n < 2:
-            continue
-        tables = rng.multinomial(n, confusion[pair].ravel() / n, size=resamples)
-        replicates = kappa_of(tables.reshape(resamples, k, k).astype(float))
-        bounds = percentile(replicates, level)
-        if bounds[0] is not None:
-            low[pair], high[pair] = bounds[0], bounds[1]
+    n = confusion.sum(axis=(1, 2))
+    usable = np.flatnonzero(n >= 2)
+    chunk = max(1, (1 << 22) // max(1, resamples * k * k))
+    tail = (1.0 - level) / 2.0
+    for start in range(0, usable.shape[0], chunk):  # chunks of pairs bound the memory
+        pairs = usable[start : start + chunk]
+        shares = confusion[pairs].reshape(pairs.shape[0], k * k) / n[pairs][:, None]
+        tables = rng.multinomial(
+            n[pairs].astype(np.int64), shares, size=(resamples, pairs.shape[0])
+        )
+        replicates = kappa_of(tables.reshape(resamples, pairs.shape[0], k, k).astype(float))
+        finite = np.isfinite(replicates).sum(axis=0)
+        enough = finite >= max(10, resamples // 2)
+        if enough.any():
+            ordered = np.sort(replicates[:, enough], axis=0)  # NaN sort last
+            low[pairs[enough]] = _column_quantile(ordered, finite[enough], tail)
+            high[pairs[enough]] = _column_quantile(ordered, finite[enough], 1.0 - tail)
     return low, high
+
+
+def _column_quantile(ordered: np.ndarray, count: np.ndarray, q: float) -> np.ndarray:
+    """Linear-interpolation quantile (NumPy's default) of the first ``count`` values of each
+    column of ``ordered`` (B, P), sorted ascending; all columns at once."""
+    position = q * (count - 1)
+    below = np.floor(position).astype(np.int64)
+    above = np.minimum(below + 1, count - 1)
+    columns = np.arange(ordered.shape[1])
+    low, high = ordered[below, columns], ordered[above, columns]
+    return low + (high - low) * (position - below)

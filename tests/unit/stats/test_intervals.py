@@ -146,3 +146,17 @@ def test_pairwise_cohen_bootstrap_interval_contains_the_estimate() -> None:
     )
     for pair in ms.pairwise_cohen:
         assert pair.kappa.ci_low <= pair.kappa.value <= pair.kappa.ci_high
+
+
+def test_column_quantile_matches_numpy() -> None:
+    from auditor.stats.cohen import _column_quantile
+
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(50, 7))
+    values[rng.random(values.shape) < 0.2] = np.nan
+    ordered = np.sort(values, axis=0)
+    count = np.isfinite(values).sum(axis=0)
+    for q in (0.025, 0.5, 0.975):
+        np.testing.assert_allclose(
+            _column_quantile(ordered, count, q), np.nanquantile(values, q, axis=0), atol=1e-12
+        )
