@@ -35,6 +35,8 @@ serve: $(VENV)/.installed
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/stats.py
 	$(BIN)/python benchmarks/ingest.py
+	$(BIN)/python benchmarks/recompute.py
+	$(BIN)/python benchmarks/api.py
 
 clean:
-	rm -rf $(VENV) auditor.db .pytest_cache .ruff_cache
+	rm -rf $(VENV) auditor.db auditor-demo.db* .pytest_cache .ruff_cache test-artifacts
