@@ -35,6 +35,11 @@ LABEL = (
 
 VALID = {
     "label": LABEL.format(values="1, 1, 3, NULL, 1, 6, 6, NULL"),
+    "removing an item without labels": "DELETE FROM items WHERE id = 2",
+    "widening a session that has labels": "UPDATE sessions SET ended_at = 20 WHERE id = 1",
+    "taking a label out of its session": (
+        "UPDATE labels SET session_id = NULL, rater_id = 3 WHERE id = 1"
+    ),
     "label in a session": LABEL.format(values="1, 1, 1, 1, 1, 6, 6, 'k2'"),
     "another project's key space": LABEL.format(values="2, 2, 2, 2, 2, 6, 6, 'k'"),
 }
@@ -93,11 +98,25 @@ BROKEN = {
     "removing a category that has labels": "DELETE FROM categories WHERE id = 1",
     "removing an item that has labels": "DELETE FROM items WHERE id = 1",
     "moving a label to another project": "UPDATE labels SET project_id = 2 WHERE id = 1",
+    "moving a label to another rater's session": "UPDATE labels SET rater_id = 3 WHERE id = 1",
+    "removing a rater that has labels": "DELETE FROM raters WHERE id = 1",
+    "removing a session that has labels": "DELETE FROM sessions WHERE id = 1",
+    "moving an item that has labels to another project": (
+        "UPDATE items SET project_id = 2, external_id = 'y' WHERE id = 1"
+    ),
+    "renumbering a category that has labels": "UPDATE categories SET id = 50 WHERE id = 1",
+    "renumbering a session that has labels": "UPDATE sessions SET id = 50 WHERE id = 1",
+    # One bad row among good ones: the set-based check of PostgreSQL sees every row.
+    "many labels, one with another project's item": (
+        "INSERT INTO labels (project_id, item_id, rater_id, session_id, category_id, labeled_at, "
+        "received_at) VALUES (1, 1, 1, 1, 1, 6, 6), (1, 1, 3, NULL, 1, 7, 7), "
+        "(1, 2, 3, NULL, 1, 8, 8), (1, 1, 1, NULL, 1, 9, 9)"
+    ),
 }
 
 
-@pytest.fixture
-def seeded(engine: Engine) -> Engine:
+def seed(engine: Engine) -> Engine:
+    """The two projects of SETUP, with the sequences moved past the explicit ids."""
     with engine.begin() as connection:
         for statement in SETUP:
             connection.execute(text(statement))
@@ -109,6 +128,11 @@ def seeded(engine: Engine) -> Engine:
                     text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), 100)")
                 )
     return engine
+
+
+@pytest.fixture
+def seeded(engine: Engine) -> Engine:
+    return seed(engine)
 
 
 def _run(connection: Connection, statement: str) -> None:
