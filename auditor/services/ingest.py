@@ -4,11 +4,15 @@
 file and writes them in ONE transaction: a file with any bad row writes nothing. After the
 first bad batch it stops writing but keeps validating, so the report lists the bad rows of
 the whole file (up to a cap), not only of the first bad batch.
+
+Reading and validating ahead in a thread was tried and measured slower (PostgreSQL 18.8 s
+against 12.6 s for 1M labels): the validating thread holds the GIL, and the writer, woken
+after each of its many short waits on the server, queues for it (the GIL convoy effect).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -92,14 +96,14 @@ def import_batches(
         project = _project(uow, project_slug)
         categories = _category_ids(uow, project)
         names = list(categories)
-        for batch in batches:
+        for batch, checked in _validated(batches, names):
             result.rows += len(batch)
             try:
-                if result.rejected:
-                    validate_batch(batch, names)  # report the rest of the file, write nothing
-                else:
+                if isinstance(checked, IngestRejected):
+                    raise checked
+                if not result.rejected:  # after a bad batch: report the rest, write nothing
                     inserted, duplicates = _write_batch(
-                        uow, project, categories, batch, received_at
+                        uow, project, categories, checked, received_at
                     )
                     result.inserted += inserted
                     result.duplicates += duplicates
@@ -118,6 +122,16 @@ def import_batches(
     return result
 
 
+def _validated(
+    batches: Iterable[RawBatch], categories: list[str]
+) -> Iterator[tuple[RawBatch, ValidBatch | IngestRejected]]:
+    for batch in batches:
+        try:
+            yield batch, validate_batch(batch, categories)
+        except IngestRejected as rejection:
+            yield batch, rejection
+
+
 def _project(uow: UnitOfWork, slug: str) -> Project:
     project = uow.projects.get(slug)
     if project is None:
@@ -133,14 +147,15 @@ def _write_batch(
     uow: UnitOfWork,
     project: Project,
     categories: dict[str, int],
-    raw: RawBatch,
+    raw: RawBatch | ValidBatch,
     received_at: datetime | None,
 ) -> tuple[int, int]:
-    """Validate, resolve and insert one batch inside the caller's transaction.
+    """Validate (unless given a ``ValidBatch``), resolve and insert one batch inside the
+    caller's transaction.
 
     Returns (inserted, duplicates); raises ``IngestRejected`` before inserting any label.
     """
-    batch = validate_batch(raw, list(categories))
+    batch = raw if isinstance(raw, ValidBatch) else validate_batch(raw, list(categories))
     received = to_micros(received_at or utc_now())
     labeled_at = (
         [received if t is None else t for t in batch.labeled_at]
