@@ -13,6 +13,10 @@ A sender that dies between sending and recording leaves its claim; once the leas
 expired, any sender claims the row again and re-sends the same body with the same event id.
 Receivers de-duplicate on the id. Several senders can run at once (workers, the embedded
 loop): PostgreSQL hands each row to one of them (SKIP LOCKED), SQLite serialises the claim.
+
+Importing this module also imports ``auditor.services.alerts``, which registers rule
+evaluation with the recompute: every process that delivers notices (workers, the embedded
+loop of ``auditor run`` / ``auditor serve``, the demo) also evaluates rules.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from auditor.notifiers import (
     WebhookChannel,
     WebhookTimeouts,
 )
+from auditor.services import alerts as _evaluation  # noqa: F401  (see below)
 from auditor.storage import alert_repository as repo
 from auditor.storage.unit_of_work import UnitOfWork
 
