@@ -241,3 +241,22 @@ def test_count_rows_sees_writes(uow, project, count_rows) -> None:
     ingest_labels(uow, project, [{"item": "a", "rater": "b", "label": "cat"}])
     after = count_rows()
     assert after["labels"] == before["labels"] + 1
+
+
+def test_text_with_copy_escapes_round_trips(uow, engine, project) -> None:
+    """Keys and ids with backslashes and COPY's escape sequences are stored as sent (the
+    PostgreSQL path writes COPY text by hand), and a resent key is still a duplicate."""
+    rows = [
+        {"item": "a\\N", "rater": "ann\\t", "label": "cat", "key": "k\\N"},
+        {"item": "é\\\\b", "rater": "ann\\t", "label": "dog", "key": "\\"},
+        {"item": "c", "rater": "bob", "label": "bird", "session": "s\\n", "key": "ключ"},
+    ]
+    assert ingest_labels(uow, project, rows).inserted == 3
+    stored = [(row[0], row[1], row[3], row[5]) for row in _labels(engine)]
+    assert stored == [
+        ("a\\N", "ann\\t", None, "k\\N"),
+        ("é\\\\b", "ann\\t", None, "\\"),
+        ("c", "bob", "s\\n", "ключ"),
+    ]
+    again = ingest_labels(uow, project, rows)
+    assert (again.inserted, again.duplicates) == (0, 3)
