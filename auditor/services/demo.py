@@ -41,7 +41,10 @@ DEGRADED_DAYS = 5  # then r07 is retrained (alerts: the episode resolves)
 MODEL_RATER = "model-v1"
 MODEL_RELIABILITY = 0.85
 RATERS_PER_ITEM = 4
-REPEAT_SHARE = 0.08
+REPEAT_SHARE = 0.15
+# Repeats come back within a few days, so both looks of most repeated items fall inside the
+# 7-day window and the window's self-agreement rests on ~100 repeated items per rater.
+REPEAT_LOOKBACK_DAYS = 3
 BATCH_HOURS = 2
 RECOMPUTE_INTERVAL_SECONDS = 6 * 3600
 START = datetime(2024, 3, 4, tzinfo=UTC)  # a Monday, midnight UTC
@@ -118,7 +121,8 @@ def simulate_day(
     chosen = np.argsort(rng.random((n, len(humans))), axis=1)[:, :RATERS_PER_ITEM]
     for h, rater in enumerate(humans):
         mine = [item_ids[i] for i in np.flatnonzero((chosen == h).any(axis=1))]
-        earlier = seen.setdefault(rater, [])
+        history = seen.setdefault(rater, [])
+        earlier = history[-REPEAT_LOOKBACK_DAYS * len(mine) :] if mine else history
         n_repeats = min(len(earlier), round(REPEAT_SHARE * len(mine)))
         repeats = (
             [earlier[i] for i in rng.choice(len(earlier), size=n_repeats, replace=False)]
@@ -127,7 +131,7 @@ def simulate_day(
         )
         emit(rater, mine + repeats, "human")
         repeated += len(repeats)
-        earlier.extend(mine)
+        history.extend(mine)
     emit(MODEL_RATER, item_ids, "model")
     rows.sort(key=lambda row: row["labeled_at"])
     return rows, repeated
