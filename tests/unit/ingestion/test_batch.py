@@ -117,3 +117,34 @@ def test_normalising_twice_changes_nothing(records) -> None:
     twice = validate_batch(RawBatch.from_records(again_records), CATEGORIES)
     for name in fields:
         assert getattr(twice, name) == getattr(once, name)
+
+
+def _times(values: list[str]) -> RawBatch:
+    n = len(values)
+    return RawBatch(
+        rows=list(range(2, n + 2)), item=["i"] * n, rater=["r"] * n, label=["a"] * n,
+        labeled_at=list(values),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["2024-02-30T00:00:00Z", "2023-02-29T10:00:00Z", "2024-01-01T24:00:00Z",
+     "2024-01-01T23:59:60Z", "2024-13-01T00:00:00Z"],
+)  # fmt: skip
+def test_whole_column_timestamps_agree_with_one_by_one(bad: str) -> None:
+    """The vectorised path for plain UTC timestamps gives the same microseconds as
+    datetime.fromisoformat, and a column with an impossible date still names its row."""
+    good = ["2024-02-29T23:59:59Z", "1970-01-01T00:00:00Z", "0001-01-01T00:00:00Z"]
+    valid = validate_batch(_times(good), ["a"])
+    assert valid.labeled_at == [to_micros(datetime.fromisoformat(value)) for value in good]
+    with pytest.raises(IngestRejected) as caught:
+        validate_batch(_times([*good, bad]), ["a"])
+    assert [(e.row, e.field) for e in caught.value.errors] == [(5, "labeled_at")]
+
+
+@given(st.lists(st.datetimes(timezones=st.just(UTC)), min_size=1, max_size=20))
+def test_plain_utc_column_matches_fromisoformat(moments: list[datetime]) -> None:
+    texts = [m.replace(microsecond=0, tzinfo=None).isoformat() + "Z" for m in moments]
+    valid = validate_batch(_times(texts), ["a"])
+    assert valid.labeled_at == [to_micros(datetime.fromisoformat(t)) for t in texts]
