@@ -19,9 +19,11 @@ from auditor.storage.db import make_engine
 ERROR_RESPONSES: dict[int | str, dict] = {
     status: {"model": ErrorOut, "description": description}
     for status, description in (
+        (400, "the body is not JSON"),
         (401, "no key, or an unknown or revoked one"),
         (403, "the key's role may not do this"),
         (404, "no such project for this key, or no such id in it"),
+        (409, "the request conflicts with stored state (an existing slug or category)"),
         (413, "the body or the batch is too large"),
         (422, "the request is not valid; details name the row and field"),
     )

@@ -84,11 +84,11 @@ Admin = Annotated[Principal, Depends(allow(Role.ADMIN))]
 
 def operator(request: Request, credentials: Credentials) -> None:
     """The operator token of ``AUDITOR_ADMIN_TOKEN``; unset, the route is closed."""
+    if credentials is None:
+        raise ApiError(401, "the operator token is required", headers=_CHALLENGE)
     token = settings(request).admin_token
     if token is None:
         raise ApiError(403, "project creation over HTTP is disabled (AUDITOR_ADMIN_TOKEN unset)")
-    if credentials is None:
-        raise ApiError(401, "the operator token is required", headers=_CHALLENGE)
     if not hmac.compare_digest(credentials.credentials.encode(), token.get_secret_value().encode()):
         raise ApiError(401, "the operator token is wrong", headers=_CHALLENGE)
 

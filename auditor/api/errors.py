@@ -108,6 +108,16 @@ def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
     return details
 
 
+def _allowed(request: Request) -> list[str]:
+    from auditor.api.app import api_routes  # the app module imports this one
+
+    methods: set[str] = set()
+    for route in api_routes(request.app.routes):
+        if route.path_regex.match(request.url.path):
+            methods |= route.methods
+    return sorted(methods)
+
+
 def _rejected_details(exc: IngestRejected) -> list[dict[str, Any]]:
     return [{"row": e.row, "field": e.field, "message": e.message} for e in exc.errors]
 
@@ -128,8 +138,12 @@ def install_error_handlers(app: FastAPI) -> None:
         )
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         headers = dict(exc.headers) if exc.headers else None
+        if exc.status_code == 405:
+            # The router names the methods of the first route matching the path only; a path
+            # served by several routes (GET and POST) must list them all.
+            headers = {**(headers or {}), "Allow": ", ".join(_allowed(request))}
         return error_response(exc.status_code, str(exc.detail), headers=headers)
 
     @app.exception_handler(RequestValidationError)

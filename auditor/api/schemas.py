@@ -5,15 +5,23 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from auditor.ingestion.batch import ID_MAX, TIMESTAMP_MAX
 from auditor.ingestion.schemas import PROJECT_NAME_MAX, SLUG_PATTERN
 from auditor.storage.api_models import IDEMPOTENCY_KEY_MAX
 
-Id = Annotated[str, Field(min_length=1, max_length=ID_MAX)] | int
-OptionalId = Annotated[str, Field(max_length=ID_MAX)] | int | None
+# StrictInt: in lax mode a too-long digit string would fail the str branch and then be read
+# as an integer, slipping past max_length.
+Id = Annotated[str, Field(min_length=1, max_length=ID_MAX)] | StrictInt
+OptionalId = Annotated[str, Field(max_length=ID_MAX)] | StrictInt | None
 RoleName = Literal["ingest", "read", "admin"]
+SCOPE_PATTERN = r"^(cumulative|[1-9][0-9]{0,3}d)$"
+SUBJECT_PATTERN = r"^(project|(rater|model|pair):.+)$"
+# Stored as given: no surrounding white space, no control characters.
+_CONTROL = "\\x00-\\x1f\\x7f-\\x9f"
+CATEGORY_PATTERN = rf"^[^\s{_CONTROL}](?:[^{_CONTROL}]*[^\s{_CONTROL}])?$"
+CategoryName = Annotated[str, Field(min_length=1, max_length=100, pattern=CATEGORY_PATTERN)]
 
 
 class LabelBody(BaseModel):
@@ -52,8 +60,8 @@ class ProjectCreate(BaseModel):
     slug: Annotated[str, Field(pattern=SLUG_PATTERN)]
     name: Annotated[str, Field(min_length=1, max_length=PROJECT_NAME_MAX)] | None = None
     categories: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=100)]],
-        Field(min_length=2, max_length=1000),
+        list[CategoryName],
+        Field(min_length=2, max_length=1000, json_schema_extra={"uniqueItems": True}),
     ]
 
 
@@ -92,8 +100,8 @@ class CategoriesIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     names: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=100)]],
-        Field(min_length=1, max_length=1000),
+        list[CategoryName],
+        Field(min_length=1, max_length=1000, json_schema_extra={"uniqueItems": True}),
     ]
 
 

@@ -74,6 +74,8 @@ def get_categories(slug: Slug, uow: ReadUow, _: Anyone) -> CategoriesOut:
 @router.post("/{slug}/categories", response_model=CategoriesOut)
 def add_categories(slug: Slug, body: CategoriesIn, uow: WriteUow, _: Admin) -> CategoriesOut:
     """Append categories at the end of the vocabulary (admin)."""
-    if not body.names:
-        raise ApiError(422, "no category to add")
+    existing = set(service.show_project(uow, slug).categories)
+    taken = [name for name in body.names if name in existing]
+    if taken:
+        raise ApiError(409, f"project {slug!r} already has the categories {taken}")
     return CategoriesOut(categories=list(service.add_categories(uow, slug, body.names)))

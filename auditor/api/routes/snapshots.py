@@ -2,21 +2,41 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
+from pydantic import BeforeValidator, Field
 
 from auditor.api.deps import Reader, ReadUow, Slug
-from auditor.api.schemas import HistoryOut, HistoryPointOut, SnapshotList, SnapshotSummary
+from auditor.api.schemas import (
+    SCOPE_PATTERN,
+    SUBJECT_PATTERN,
+    HistoryOut,
+    HistoryPointOut,
+    SnapshotList,
+    SnapshotSummary,
+)
 from auditor.services import api_queries as service
 from auditor.services.queries import snapshot_view
 
 router = APIRouter(prefix="/api/v1/projects", tags=["snapshots and history"])
 
 ScopeName = Annotated[
-    str, Query(min_length=1, max_length=16, description="'cumulative' or a window like '7d'")
+    str, Query(pattern=SCOPE_PATTERN, description="'cumulative' or a window like '7d'")
 ]
+
+
+def _iso_only(value: object) -> object:
+    # Pydantic would also take a number as Unix time; the API documents ISO 8601 only.
+    if not isinstance(value, str) or not ISO_START.match(value):
+        raise ValueError("expected an ISO 8601 time such as 2024-05-01T10:00:00Z")
+    return value
+
+
+ISO_START = re.compile(r"^\d{4}-\d{2}-\d{2}")
+IsoTime = Annotated[datetime, BeforeValidator(_iso_only)]
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -30,7 +50,7 @@ def list_snapshots(
     slug: Slug,
     uow: ReadUow,
     _: Reader,
-    scope: Annotated[str | None, Query(min_length=1, max_length=16)] = None,
+    scope: Annotated[str | None, Query(pattern=SCOPE_PATTERN)] = None,
     before: Annotated[int | None, Query(ge=0, le=2**62, description="id cursor")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> SnapshotList:
@@ -46,7 +66,7 @@ def latest_snapshot(
     uow: ReadUow,
     _: Reader,
     scope: ScopeName = "cumulative",
-    at: Annotated[datetime | None, Query(description="in force at this time")] = None,
+    at: Annotated[IsoTime | None, Query(description="in force at this time")] = None,
 ) -> dict[str, Any]:
     """The latest snapshot of ``scope`` (or the one in force at ``at``): the
     ``auditor stats --json`` shape plus a ``snapshot`` object of metadata."""
@@ -72,11 +92,17 @@ def history(
     metric: Annotated[str, Query(min_length=1, max_length=64)],
     subject: Annotated[
         str,
-        Query(max_length=420, description="'project', 'rater:ID', 'model:ID' or 'pair:A|B'"),
+        Query(
+            max_length=420,
+            pattern=SUBJECT_PATTERN,
+            description="'project', 'rater:ID', 'model:ID' or 'pair:A|B'",
+        ),
     ] = "project",
-    scope: Annotated[list[str] | None, Query(max_length=10)] = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    scope: Annotated[
+        list[Annotated[str, Field(pattern=SCOPE_PATTERN)]] | None, Query(max_length=10)
+    ] = None,
+    since: Annotated[IsoTime | None, Query(description="ISO 8601; no zone = UTC")] = None,
+    until: Annotated[IsoTime | None, Query(description="ISO 8601; no zone = UTC")] = None,
     points: Annotated[int, Query(ge=1, le=5000, description="at most this many per scope")] = 500,
 ) -> HistoryOut:
     """A metric's time series. The range [since, until] is cut into ``points`` equal buckets

@@ -6,10 +6,18 @@ Project "alpha" is the caller's; project "beta" is another team's, with ids of i
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -111,3 +119,45 @@ def world(database_url: str) -> Iterator[World]:
     app = create_app(make_settings(database_url))
     with TestClient(app, raise_server_exceptions=False) as client:
         yield World(client, database_url, keys, snapshots["beta"], snapshots["alpha"])
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serving(database_url: str, **env_extra: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``auditor serve`` on a free loopback port; yields (base URL, process)."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUDITOR_")}
+    env |= {"AUDITOR_DATABASE_URL": database_url, **env_extra}
+    # Output to a file, not a pipe: nobody reads a pipe while tests run, and a full pipe
+    # would block the server on its access log.
+    log = tempfile.NamedTemporaryFile("w+", prefix="auditor-serve-", suffix=".log")  # noqa: SIM115
+    command = [sys.executable, "-c", "from auditor.cli import main; main()", "serve"]
+    process = subprocess.Popen(
+        [*command, "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT, text=True
+    )
+    process.log_path = log.name  # type: ignore[attr-defined]
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start: {Path(log.name).read_text()}")
+            time.sleep(0.1)
+        yield base, process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        log.close()

@@ -4,13 +4,11 @@ without Content-Length, through uvicorn."""
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -20,16 +18,10 @@ from auditor.services.keys import create_key
 from auditor.services.projects import create_project
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
-from tests.integration.api.conftest import CATEGORIES, label_rows
+from tests.integration.api.conftest import CATEGORIES, label_rows, serving
 
 pytestmark = pytest.mark.e2e
 CAP = 4096
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -39,44 +31,9 @@ def served(database_url: str) -> Iterator[tuple[str, dict[str, str], subprocess.
     ingest_labels(UnitOfWork(engine), "served", label_rows("s", ["r1", "r2", "r3"], 10))
     key = create_key(UnitOfWork(engine), "served", "admin")[1]
     engine.dispose()
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AUDITOR_")}
-    env |= {
-        "AUDITOR_DATABASE_URL": database_url,
-        "AUDITOR_SCAN_INTERVAL_SECONDS": "0.3",
-        "AUDITOR_API_MAX_BODY_BYTES": str(CAP),
-    }
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from auditor.cli import main; main()",
-            "serve",
-            "--port",
-            str(port),
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start: {process.communicate()[0]}")
-            time.sleep(0.1)
+    env = {"AUDITOR_SCAN_INTERVAL_SECONDS": "0.3", "AUDITOR_API_MAX_BODY_BYTES": str(CAP)}
+    with serving(database_url, **env) as (base, process):
         yield base, {"Authorization": f"Bearer {key}"}, process
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 def test_embedded_timer_recomputes_and_stops_cleanly(served) -> None:
@@ -91,7 +48,8 @@ def test_embedded_timer_recomputes_and_stops_cleanly(served) -> None:
         time.sleep(0.2)
     assert latest.json()["n_labels"] == 36
     process.send_signal(signal.SIGTERM)
-    output, _ = process.communicate(timeout=20)
+    process.wait(timeout=20)
+    output = Path(process.log_path).read_text()
     # Recent uvicorn re-raises the signal after a graceful shutdown: -SIGTERM is a clean exit.
     assert process.returncode in (0, -signal.SIGTERM), output
     assert "embedded mode" in output and "Application shutdown complete" in output
