@@ -13,6 +13,7 @@ from auditor.services import Invalid, NotFound
 from auditor.services.queries import SNAPSHOT_METADATA
 from auditor.snapshots.points import parse_subject
 from auditor.snapshots.scopes import CUMULATIVE, parse_scope
+from auditor.storage import alert_repository
 from auditor.storage import api_repository as repo
 from auditor.storage import snapshot_repository as snapshots
 from auditor.storage.unit_of_work import UnitOfWork
@@ -163,8 +164,15 @@ def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) 
 def metrics_facts(uow: UnitOfWork) -> dict[str, Any]:
     """What GET /metrics exposes, read fresh at scrape time from the database."""
     with uow:
-        return {
+        facts: dict[str, Any] = {
             "points": repo.latest_points(uow.session),
             "recomputes": repo.recompute_facts(uow.session),
             "labels": repo.label_counts(uow.session),
+            "alerts": [],
+            "outbox": {},
         }
+        for project in snapshots.list_projects(uow.session):
+            for state in alert_repository.list_states(uow.session, project.id):
+                facts["alerts"].append({"slug": project.slug, **state})
+            facts["outbox"][project.slug] = alert_repository.outbox_counts(uow.session, project.id)
+        return facts

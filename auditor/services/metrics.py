@@ -10,7 +10,8 @@ Prometheus reaches (no per-process counters that disagree or reset on restart):
 - ``auditor_recompute_duration_seconds{project, scope}`` and
   ``auditor_last_recompute_timestamp_seconds{project}``: alert on
   ``time() - auditor_last_recompute_timestamp_seconds > ...`` to catch a stale pipeline;
-- alert states and the outbox backlog, from ``auditor.services.alerts`` when it is installed.
+- ``auditor_alert_state{project, rule, subject, status}`` (1 per current state) and
+  ``auditor_outbox_messages{project, status}`` (the delivery backlog is status "pending").
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class DatabaseCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         facts = metrics_facts(self.uow_factory())
         yield from _snapshot_metrics(facts)
-        yield from _alert_metrics(self.uow_factory)
+        yield from _alert_metrics(facts)
 
 
 def _snapshot_metrics(facts: dict[str, Any]) -> Iterator[Metric]:
@@ -82,8 +83,25 @@ def _snapshot_metrics(facts: dict[str, Any]) -> Iterator[Metric]:
     yield last
 
 
-def _alert_metrics(uow_factory: Callable[[], UnitOfWork]) -> Iterator[Metric]:
-    return iter(())
+def _alert_metrics(facts: dict[str, Any]) -> Iterator[Metric]:
+    states = GaugeMetricFamily(
+        "auditor_alert_state",
+        "1 for the current status of each (rule, subject) alert state.",
+        labels=["project", "rule", "subject", "status"],
+    )
+    for state in facts["alerts"]:
+        labels = [state["slug"], state["rule_id"], state["subject_key"], state["status"]]
+        states.add_metric(labels, 1.0)
+    yield states
+    outbox = GaugeMetricFamily(
+        "auditor_outbox_messages",
+        "Notification outbox rows per status (pending ones are the delivery backlog).",
+        labels=["project", "status"],
+    )
+    for slug, counts in sorted(facts["outbox"].items()):
+        for status, count in sorted(counts.items()):
+            outbox.add_metric([slug, status], count)
+    yield outbox
 
 
 def exposition(uow_factory: Callable[[], UnitOfWork]) -> bytes:
