@@ -37,44 +37,111 @@ def estimate(table: GroupTable) -> tuple[float, float, float]:
     return float(kappa_from(np.asarray(ao), np.asarray(ae))), float(ao), float(ae)
 
 
+# The quadratic term of the jackknife runs on dense (rater, item chunk, category) blocks when
+# items carry a fair share of the raters (labels * DENSE_OCCUPANCY >= items * raters); with
+# many raters per few labels it walks the within-item pairs instead (memory O(pairs chunk)).
+DENSE_OCCUPANCY = 4
+DENSE_CHUNK_CELLS = 1 << 21
+
+
+def _dense(table: GroupTable) -> bool:
+    n_raters = table.rater_counts.shape[0]
+    return table.n_pairable * n_raters <= DENSE_OCCUPANCY * table.label_item.shape[0]
+
+
+def _item_chunks(table: GroupTable, cells_per_item: int) -> list[tuple[int, int, int, int]]:
+    """(low, high, first, last): items [low, high) and their labels [first, last)."""
+    n = table.n_pairable
+    step = max(1, DENSE_CHUNK_CELLS // max(1, cells_per_item))
+    out = []
+    for low in range(0, n, step):  # chunks bound memory; not a loop per item
+        high = min(n, low + step)
+        last = int(table.starts[high]) if high < n else table.label_item.shape[0]
+        out.append((low, high, int(table.starts[low]), last))
+    return out
+
+
 def _pair_weights(table: GroupTable) -> np.ndarray:
     """W (R, R), symmetric, zero diagonal: sum over shared items of 1 / (m_u (m_u - 1))."""
     n_raters = table.rater_counts.shape[0]
     weight = 1.0 / (table.m * (table.m - 1))
-    w = np.zeros(n_raters * n_raters)
+    if _dense(table):
+        # W = P' diag(weight) P over 0/1 presence blocks P (items, R), diagonal dropped
+        w = np.zeros((n_raters, n_raters))
+        for low, high, first, last in _item_chunks(table, n_raters):
+            present = np.zeros((high - low) * n_raters)
+            present[
+                (table.label_item[first:last] - low) * n_raters + table.label_rater[first:last]
+            ] = 1.0
+            present = present.reshape(high - low, n_raters)
+            w += (present * weight[low:high, None]).T @ present
+        np.fill_diagonal(w, 0.0)
+        return w
+    flat = np.zeros(n_raters * n_raters)
     for i, j in within_item_pairs(table.label_item, table.starts, table.m):
         code = table.label_rater[i] * n_raters + table.label_rater[j]
-        w += np.bincount(code, weights=weight[table.label_item[i]], minlength=w.shape[0])
-    w = w.reshape(n_raters, n_raters)
-    return w + w.T
+        flat += np.bincount(code, weights=weight[table.label_item[i]], minlength=flat.shape[0])
+    square = flat.reshape(n_raters, n_raters)
+    return square + square.T
+
+
+def _pair_term(table: GroupTable, delta: np.ndarray, pair_w: np.ndarray, code: np.ndarray):
+    """Per item, sum over ordered pairs p != q of its raters of W_pq delta_p . delta_q, (N,).
+
+    delta : (R * K, K), the change of v_p for a label of rater p with category c (row p K + c);
+    code : (L,) that row for each label.
+    """
+    n = table.n_pairable
+    n_raters, k = table.rater_counts.shape
+    item, rater = table.label_item, table.label_rater
+    out = np.zeros(n)
+    if _dense(table):
+        # per chunk D (R, items, K) holds each label's delta; sum_pq W_pq D_p . D_q = D . (W D)
+        for low, high, first, last in _item_chunks(table, n_raters * k):
+            block = np.zeros((n_raters, high - low, k))
+            block[rater[first:last], item[first:last] - low] = delta[code[first:last]]
+            spread = (pair_w @ block.reshape(n_raters, -1)).reshape(block.shape)
+            out[low:high] = np.einsum("rik,rik->i", block, spread)
+        return out
+    for i, j in within_item_pairs(item, table.starts, table.m):
+        dots = np.einsum("ij,ij->i", delta[code[i]], delta[code[j]]) * pair_w[rater[i], rater[j]]
+        out += 2.0 * np.bincount(item[i], weights=dots, minlength=n)
+    return out
 
 
 def leave_one_out(table: GroupTable) -> np.ndarray:
-    """kappa_S without each pairable item, shape (N,), NaN where undefined (exact)."""
+    """kappa_S without each pairable item, shape (N,), NaN where undefined (exact).
+
+    v'_p depends only on the rater and the category of its label on the deleted item, so the
+    per-label terms are looked up in (R K)-row tables instead of (labels, K) arrays.
+    """
     n = table.n_pairable
-    k = table.counts.shape[1]
+    n_raters, k = table.rater_counts.shape
     ao = observed_per_item(table.counts, table.m)
     bias = table.rater_bias()
     ae = chance_per_item(table, bias)
     weight = 1.0 / (table.m * (table.m - 1))
     pair_w = _pair_weights(table)
     helper = pair_w @ bias  # H_p = sum_q W_pq v_q, (R, K)
-    n_p = table.n_per_rater
-    rater, item = table.label_rater, table.label_item
-    # v'_p for each label: p's bias once this label's item is gone (0 if it was p's only item).
-    left = (n_p[rater] - 1).astype(float)
-    reduced = table.rater_counts[rater].astype(float)
-    reduced[np.arange(rater.shape[0]), table.label_category] -= 1.0
-    reduced = np.divide(reduced, left[:, None], out=np.zeros_like(reduced), where=left[:, None] > 0)
-    delta = reduced - bias[rater]
-    change = 2.0 * np.bincount(item, weights=(delta * helper[rater]).sum(axis=1), minlength=n)
-    for i, j in within_item_pairs(item, table.starts, table.m):
-        dots = (delta[i] * delta[j]).sum(axis=1) * pair_w[rater[i], rater[j]]
-        change += 2.0 * np.bincount(item[i], weights=dots, minlength=n)
+    left = (table.n_per_rater - 1).astype(float)
+    # reduced[p, c] = v'_p after deleting an item where p gave c (0 if it was p's only item)
+    reduced = table.rater_counts[:, None, :] - np.eye(k)[None, :, :]
+    reduced = np.divide(
+        reduced, left[:, None, None], out=np.zeros(reduced.shape), where=left[:, None, None] > 0
+    )
+    delta = reduced - bias[:, None, :]
+    linear = 2.0 * (delta * helper[:, None, :]).sum(axis=2).ravel()
+    reduced = reduced.reshape(n_raters * k, k)
+    delta = delta.reshape(n_raters * k, k)
+    item = table.label_item
+    code = table.label_rater * k + table.label_category
+    change = np.bincount(item, weights=linear[code], minlength=n)
+    change += _pair_term(table, delta, pair_w, code)
     summed = np.empty((n, k))
     for c in range(k):  # bounded by the number of categories
-        summed[:, c] = np.bincount(item, weights=reduced[:, c], minlength=n)
-    squares = np.bincount(item, weights=(reduced**2).sum(axis=1), minlength=n)
+        summed[:, c] = np.bincount(item, weights=reduced[code, c], minlength=n)
+    squares = np.bincount(item, weights=(reduced**2).sum(axis=1)[code], minlength=n)
+    del code
     change -= weight * ((summed**2).sum(axis=1) - squares)
     remaining = n - 1
     ao_loo = safe_ratio(ao.sum() - ao, np.full(n, remaining))
