@@ -1,93 +1,38 @@
 """``auditor stats FILE``: every measure of one label file, no database.
 
-FILE is the long CSV of the import (``item, rater, label``; optional ``session, labeled_at,
-rater_kind``). The reader here is deliberately small (stdlib ``csv``); the ingestion package
-owns the full importers.
+FILE is a label file in the long format of ``auditor import`` (CSV or JSONL: ``item, rater,
+label``; optional ``session, labeled_at, rater_kind, key``), read by the same readers and row
+checks (``auditor.ingestion.arrays``), so both commands accept and refuse the same files.
 """
 
 from __future__ import annotations
 
-import csv
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
 import typer
 
 from auditor.cli._common import fail
 from auditor.domain import (
     CollapsePolicy,
     IntervalMethod,
-    LabelArrays,
     ProjectSettings,
     RhoMode,
     RhoUnrated,
 )
+from auditor.ingestion.arrays import read_label_arrays
+from auditor.ingestion.errors import FileFormatError, IngestRejected
 from auditor.stats import Measure, MeasureSet, compute_measures
 from auditor.stats.export import measure_set_to_dict
 
-REQUIRED = ("item", "rater", "label")
 
-
-def _micros(text: str, where: str) -> int:
-    try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError(f"{where}, field 'labeled_at': {text!r} is not an ISO 8601 time") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return round(moment.timestamp() * 1_000_000)
-
-
-def read_label_csv(path: Path, categories: list[str] | None) -> LabelArrays:
-    """Read the long CSV into ``LabelArrays``; ``ValueError`` names the line and the field."""
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.DictReader(handle)
-        header = [h.strip() for h in reader.fieldnames or []]
-        missing = [c for c in REQUIRED if c not in header]
-        if missing:
-            raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
-        reader.fieldnames = header
-        items: dict[str, int] = {}
-        raters: dict[str, int] = {}
-        kinds: dict[str, str] = {}
-        rows: list[tuple[int, int, str, int]] = []
-        for line, row in enumerate(reader, start=2):  # a loop over file rows: this is I/O
-            where = f"{path}:{line}"
-            values = {name: (row.get(name) or "").strip() for name in header}
-            for name in REQUIRED:
-                if not values[name]:
-                    raise ValueError(f"{where}, field '{name}': empty")
-            kind = values.get("rater_kind") or "human"
-            if kind not in ("human", "model"):
-                raise ValueError(f"{where}, field 'rater_kind': {kind!r} is not human or model")
-            rater = values["rater"]
-            if kinds.setdefault(rater, kind) != kind:
-                raise ValueError(
-                    f"{where}, field 'rater_kind': rater {rater!r} was {kinds[rater]} before"
-                )
-            order = _micros(values["labeled_at"], where) if values.get("labeled_at") else line
-            item = items.setdefault(values["item"], len(items))
-            rows.append((item, raters.setdefault(rater, len(raters)), values["label"], order))
-    names = categories if categories is not None else sorted({r[2] for r in rows})
-    index = {name: i for i, name in enumerate(names)}
-    for line, (_, _, label, _) in enumerate(rows, start=2):
-        if label not in index:
-            raise ValueError(
-                f"{path}:{line}, field 'label': {label!r} is not one of {', '.join(names)}"
-            )
-    column = list(zip(*rows, strict=True)) if rows else [(), (), (), ()]
-    return LabelArrays(
-        item=np.asarray(column[0], dtype=np.int64),
-        rater=np.asarray(column[1], dtype=np.int64),
-        category=np.asarray([index[label] for label in column[2]], dtype=np.int64),
-        order=np.asarray(column[3], dtype=np.int64),
-        rater_is_model=np.asarray([kinds[name] == "model" for name in raters], dtype=bool),
-        category_names=tuple(names),
-        rater_names=tuple(raters),
-        item_names=tuple(items),
-    )
+def rejection_message(path: Path, rejection: IngestRejected) -> str:
+    """Every reported bad row as ``FILE, row N, field 'F': reason``, then the total."""
+    lines = [f"{path.name}, {error}" for error in rejection.errors]
+    if rejection.total > len(rejection.errors):
+        lines.append(f"... and {rejection.total - len(rejection.errors)} more")
+    lines.append(f"{path.name}: {rejection.total} bad row value(s)")
+    return "\n".join(lines)
 
 
 def _number(value: float | None) -> str:
@@ -136,7 +81,9 @@ def render(ms: MeasureSet) -> str:
 def register(app: typer.Typer) -> None:
     @app.command("stats")
     def stats(
-        file: Path = typer.Argument(..., help="Long CSV: item, rater, label[, labeled_at, ...]"),
+        file: Path = typer.Argument(
+            ..., help="Label file (.csv, .jsonl): item, rater, label[, labeled_at, ...]"
+        ),
         categories: str | None = typer.Option(None, help="Ordered categories, e.g. a,b,c"),
         collapse: CollapsePolicy = typer.Option(CollapsePolicy.FIRST),
         rho_mode: RhoMode = typer.Option(RhoMode.APPROXIMATE),
@@ -160,8 +107,10 @@ def register(app: typer.Typer) -> None:
                 interval_level=level,
                 bootstrap_resamples=resamples,
             )
-            result = compute_measures(read_label_csv(file, names), settings, seed=seed)
-        except ValueError as error:
+            result = compute_measures(read_label_arrays(file, names), settings, seed=seed)
+        except IngestRejected as rejection:
+            fail(rejection_message(file, rejection))
+        except (FileFormatError, ValueError) as error:
             fail(str(error))
         if as_json:
             typer.echo(json.dumps(measure_set_to_dict(result), indent=2, allow_nan=False))

@@ -230,16 +230,19 @@ def _plain_utc_column(values: list[object]) -> list[object] | None:
     return (seconds.astype(np.int64) * 1_000_000).tolist()
 
 
-def validate_batch(batch: RawBatch, categories: Sequence[str]) -> ValidBatch:
+def validate_batch(batch: RawBatch, categories: Sequence[str] | None) -> ValidBatch:
     """Check every row of ``batch``; raise ``IngestRejected`` naming every bad row and field.
 
-    ``categories`` are the project's category names. Returns the normalised batch.
+    ``categories`` are the project's category names; None accepts any label that is a valid
+    id (a file read without a project, whose vocabulary is the labels seen). Returns the
+    normalised batch.
     """
     errors = list(batch.errors)
     rows = batch.rows
     item = _normalise_column(batch.item, rows, "item", _required_id, errors)
     rater = _normalise_column(batch.rater, rows, "rater", _required_id, errors)
-    label = _normalise_column(batch.label, rows, "label", _label_checker(categories), errors)
+    check_label = _required_id if categories is None else _label_checker(categories)
+    label = _normalise_column(batch.label, rows, "label", check_label, errors)
 
     def optional(name: str, normalise: Callable[[object], Normalised]) -> list | None:
         column = getattr(batch, name)
@@ -259,21 +262,32 @@ def validate_batch(batch: RawBatch, categories: Sequence[str]) -> ValidBatch:
         key=optional("key", _optional_id),
     )
     if not errors:
-        _check_rater_kinds(valid, errors)
-        _check_client_keys(valid, errors)
+        check_rater_kinds(valid, errors)
+        check_client_keys(valid, errors)
     if errors:
         raise IngestRejected(errors)
     return valid
 
 
-def _check_rater_kinds(batch: ValidBatch, errors: list[RowError]) -> None:
-    """One rater, one kind: a row that contradicts an earlier row of the batch is an error."""
+def check_rater_kinds(
+    batch: ValidBatch,
+    errors: list[RowError],
+    first: dict[str, tuple[RaterKind, int]] | None = None,
+) -> None:
+    """One rater, one kind: a row that contradicts an earlier row is an error.
+
+    ``first`` (rater -> kind and the row that first stated it) carries what earlier batches
+    of the same file stated, and is updated; None checks this batch alone.
+    """
     if batch.rater_kind is None:
         return
-    stated = {(r, k) for r, k in zip(batch.rater, batch.rater_kind, strict=True) if k is not None}
-    if len(stated) == len({r for r, _ in stated}):
-        return
-    first: dict[str, tuple[RaterKind, int]] = {}
+    if first is None:
+        stated = {
+            (r, k) for r, k in zip(batch.rater, batch.rater_kind, strict=True) if k is not None
+        }
+        if len(stated) == len({r for r, _ in stated}):
+            return
+        first = {}
     for row, rater, kind in zip(batch.rows, batch.rater, batch.rater_kind, strict=True):
         if kind is None:
             continue
@@ -289,33 +303,36 @@ def label_content(batch: ValidBatch, position: int) -> tuple[object, ...]:
     return (batch.item[position], batch.rater[position], batch.label[position], session)
 
 
-def _check_client_keys(batch: ValidBatch, errors: list[RowError]) -> None:
+KeyUse = tuple[tuple[object, ...], int | None, int]  # label content, labeled_at, row
+
+
+def check_client_keys(
+    batch: ValidBatch, errors: list[RowError], seen: dict[str, KeyUse] | None = None
+) -> None:
     """A key seen twice: same content is a duplicate (skipped), other content a conflict.
 
     labeled_at counts only when both rows give one: a client resending without a time must
-    not turn a retry into a conflict.
+    not turn a retry into a conflict. ``seen`` carries the keys of earlier batches of the
+    same file, and is updated; None checks this batch alone.
     """
     if batch.key is None:
         return
-    keys = [k for k in batch.key if k is not None]
-    if len(set(keys)) == len(keys):
-        return
-    first: dict[str, int] = {}
+    if seen is None:
+        keys = [k for k in batch.key if k is not None]
+        if len(set(keys)) == len(keys):
+            return
+        seen = {}
     for position, key in enumerate(batch.key):
         if key is None:
             continue
-        earlier = first.setdefault(key, position)
-        if earlier == position:
+        row = batch.rows[position]
+        content = label_content(batch, position)
+        at = batch.labeled_at[position] if batch.labeled_at is not None else None
+        first_content, first_at, first_row = seen.setdefault(key, (content, at, row))
+        if first_row == row:
             continue
-        same = label_content(batch, earlier) == label_content(batch, position)
-        if same and batch.labeled_at is not None:
-            a, b = batch.labeled_at[earlier], batch.labeled_at[position]
-            same = a is None or b is None or a == b
-        if same:
+        if first_content == content and (first_at is None or at is None or first_at == at):
             batch.duplicate_rows.add(position)
         else:
-            message = (
-                f"client key {shown(key)} is used in row {batch.rows[earlier]} "
-                "for a different label"
-            )
-            errors.append(RowError(batch.rows[position], "key", message))
+            message = f"client key {shown(key)} is used in row {first_row} for a different label"
+            errors.append(RowError(row, "key", message))

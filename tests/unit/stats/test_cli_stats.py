@@ -114,10 +114,16 @@ def test_readable_output_has_bands(label_file: Path) -> None:
     ("content", "message"),
     [
         ("item,rater\n1,a\n", "missing column(s) label"),
-        ("item,rater,label\n1,a,x\n2,,y\n", "labels.csv:3, field 'rater': empty"),
+        ("item,rater,label\n1,a,x\n2,,y\n", "labels.csv, row 3, field 'rater': is empty"),
         ("item,rater,label,labeled_at\n1,a,x,yesterday\n", "field 'labeled_at'"),
-        ("item,rater,label,rater_kind\n1,a,x,robot\n", "'robot' is not human or model"),
-        ("item,rater,label,rater_kind\n1,a,x,human\n2,a,x,model\n", "rater 'a' was human"),
+        (
+            "item,rater,label,rater_kind\n1,a,x,robot\n",
+            "row 2, field 'rater_kind': must be 'human' or 'model', got 'robot'",
+        ),
+        (
+            "item,rater,label,rater_kind\n1,a,x,human\n2,a,x,model\n",
+            "row 3, field 'rater_kind': rater 'a' is 'model' here but 'human' in row 2",
+        ),
     ],
 )
 def test_bad_files_fail_with_the_line_and_field(tmp_path: Path, content: str, message: str) -> None:
@@ -131,7 +137,12 @@ def test_bad_files_fail_with_the_line_and_field(tmp_path: Path, content: str, me
 def test_label_outside_categories(label_file: Path) -> None:
     result = CliRunner().invoke(app, ["stats", str(label_file), "--categories", "no,maybe"])
     assert result.exit_code == 1
-    assert "labels.csv:2, field 'label': 'yes' is not one of no, maybe" in result.output
+    # every bad row is named, not only the first one
+    for row in (2, 3, 7, 10, 11, 12, 13):
+        assert (
+            f"labels.csv, row {row}, field 'label': 'yes' is not one of no, maybe" in result.output
+        )
+    assert "labels.csv: 7 bad row value(s)" in result.output
 
 
 def test_the_installed_command_runs_as_a_process(label_file: Path) -> None:
