@@ -12,7 +12,7 @@ from starlette.routing import BaseRoute
 from auditor import __version__
 from auditor.api.errors import ErrorOut, install_error_handlers
 from auditor.api.limits import BodySizeLimitMiddleware
-from auditor.api.routes import labels, ops, projects, reads, snapshots
+from auditor.api.routes import alerts, labels, ops, projects, reads, snapshots
 from auditor.config import Settings, get_settings
 from auditor.storage.db import make_engine
 
@@ -23,7 +23,7 @@ ERROR_RESPONSES: dict[int | str, dict] = {
         (401, "no key, or an unknown or revoked one"),
         (403, "the key's role may not do this"),
         (404, "no such project for this key, or no such id in it"),
-        (409, "the request conflicts with stored state (an existing slug or category)"),
+        (409, "the request conflicts with stored state (an existing slug, category or name)"),
         (413, "the body or the batch is too large"),
         (422, "the request is not valid; details name the row and field"),
     )
@@ -54,7 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.api_max_body_bytes)
     app.include_router(ops.router)
-    for module in (projects, labels, reads, snapshots):
+    for module in (projects, labels, reads, snapshots, alerts):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     return app
 

@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -93,6 +95,25 @@ def error_response(
     return JSONResponse(error_body(status, message, code, details), status, headers=headers)
 
 
+@contextmanager
+def invalid_names_field(clues: Sequence[tuple[str, str]]) -> Iterator[None]:
+    """Turn a service's ``Invalid`` into a 422 whose details name the request field.
+
+    The services name the field in their messages (``condition.threshold must ...``,
+    ``webhook url ...``); ``clues`` maps a text found in the message to the body field, the
+    first match wins. Without a match the details carry the message alone.
+    """
+    try:
+        yield
+    except Invalid as error:
+        message = str(error)
+        field = getattr(error, "field", None) or next(
+            (name for clue, name in clues if clue in message), None
+        )
+        detail = {"field": field, "message": message} if field else {"message": message}
+        raise ApiError(422, message, details=[detail]) from None
+
+
 def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
     details = []
     for err in exc.errors():
@@ -157,11 +178,14 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ServiceError)
     async def _service_error(_: Request, exc: ServiceError) -> JSONResponse:
+        # A service error that knows its field (e.g. InvalidSetting) names it in details.
+        field = getattr(exc, "field", None)
+        details = [{"field": field, "message": str(exc)}] if field else None
         for kind, status in _SERVICE_STATUS:
             if isinstance(exc, kind):
                 code = "idempotency_mismatch" if kind is IdempotencyMismatch else None
-                return error_response(status, str(exc), code=code)
-        return error_response(400, str(exc))
+                return error_response(status, str(exc), code=code, details=details)
+        return error_response(400, str(exc), details=details)
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 
 from auditor.ingestion.batch import ID_MAX, TIMESTAMP_MAX
 from auditor.ingestion.schemas import PROJECT_NAME_MAX, SLUG_PATTERN
@@ -22,6 +23,17 @@ SUBJECT_PATTERN = r"^(project|(rater|model|pair):.+)$"
 _CONTROL = "\\x00-\\x1f\\x7f-\\x9f"
 CATEGORY_PATTERN = rf"^[^\s{_CONTROL}](?:[^{_CONTROL}]*[^\s{_CONTROL}])?$"
 CategoryName = Annotated[str, Field(min_length=1, max_length=100, pattern=CATEGORY_PATTERN)]
+
+
+def _iso_only(value: object) -> object:
+    # Pydantic would also take a number as Unix time; the API documents ISO 8601 only.
+    if not isinstance(value, str) or not ISO_START.match(value):
+        raise ValueError("expected an ISO 8601 time such as 2024-05-01T10:00:00Z")
+    return value
+
+
+ISO_START = re.compile(r"^\d{4}-\d{2}-\d{2}")
+IsoTime = Annotated[datetime, BeforeValidator(_iso_only)]
 
 
 class LabelBody(BaseModel):

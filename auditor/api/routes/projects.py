@@ -17,9 +17,11 @@ from auditor.api.schemas import (
     ProjectOut,
     SettingsOut,
 )
+from auditor.api.schemas_alerts import SettingsPatch
 from auditor.domain import ProjectSettings
 from auditor.services import projects as service
 from auditor.services.keys import create_key
+from auditor.services.project_settings import update_project_settings
 
 router = APIRouter(prefix="/api/v1/projects", tags=["projects"])
 
@@ -63,6 +65,14 @@ def get_project(slug: Slug, uow: ReadUow, _: Anyone) -> ProjectOut:
 @router.get("/{slug}/settings", response_model=SettingsOut)
 def get_settings(slug: Slug, uow: ReadUow, _: Reader) -> SettingsOut:
     return settings_out(service.project_settings(uow, slug))
+
+
+@router.patch("/{slug}/settings", response_model=SettingsOut)
+def update_settings(slug: Slug, body: SettingsPatch, uow: WriteUow, _: Admin) -> SettingsOut:
+    """Change some settings (admin); absent or null fields keep their value. Snapshots
+    already written keep the settings they were computed with; the next recompute uses the
+    new ones. A bad value is 422 naming the field."""
+    return settings_out(update_project_settings(uow, slug, **body.fields()))
 
 
 @router.get("/{slug}/categories", response_model=CategoriesOut)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
-from pydantic import BeforeValidator, Field
+from pydantic import Field
 
 from auditor.api.deps import Reader, ReadUow, Slug
 from auditor.api.schemas import (
@@ -15,6 +14,7 @@ from auditor.api.schemas import (
     SUBJECT_PATTERN,
     HistoryOut,
     HistoryPointOut,
+    IsoTime,
     SnapshotList,
     SnapshotSummary,
 )
@@ -26,17 +26,6 @@ router = APIRouter(prefix="/api/v1/projects", tags=["snapshots and history"])
 ScopeName = Annotated[
     str, Query(pattern=SCOPE_PATTERN, description="'cumulative' or a window like '7d'")
 ]
-
-
-def _iso_only(value: object) -> object:
-    # Pydantic would also take a number as Unix time; the API documents ISO 8601 only.
-    if not isinstance(value, str) or not ISO_START.match(value):
-        raise ValueError("expected an ISO 8601 time such as 2024-05-01T10:00:00Z")
-    return value
-
-
-ISO_START = re.compile(r"^\d{4}-\d{2}-\d{2}")
-IsoTime = Annotated[datetime, BeforeValidator(_iso_only)]
 
 
 def _utc(moment: datetime | None) -> datetime | None:

@@ -1,0 +1,364 @@
+"""Alerts of a project: rules, channels, current states, history, silences.
+
+Reading needs a ``read`` or ``admin`` key, changing an ``admin`` key. Every route is a thin
+shell over ``auditor.services.alert_admin``; rule ids, channel names and silence ids are
+looked up inside the key's project (another project's: 404).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Body, Path, Query, Response, status
+
+from auditor.alerting import Rule
+from auditor.api.deps import Admin, Reader, ReadUow, Slug, WriteUow
+from auditor.api.errors import invalid_names_field
+from auditor.api.schemas_alerts import (
+    ChannelCreated,
+    ChannelIn,
+    ChannelList,
+    ChannelOut,
+    DefaultRulesIn,
+    DropRuleIn,
+    EmailChannelIn,
+    EvaluationList,
+    EvaluationOut,
+    NotificationList,
+    NotificationOut,
+    RuleIn,
+    RuleList,
+    RuleOut,
+    SilenceIn,
+    SilenceList,
+    SilenceOut,
+    StateList,
+    StateOut,
+    WebhookChannelIn,
+)
+from auditor.services import NotFound
+from auditor.services import alert_admin as service
+
+router = APIRouter(prefix="/api/v1/projects", tags=["alerts"])
+
+RuleRef = Annotated[
+    str, Path(min_length=1, max_length=200, description="a rule id ('<project>:<name>') or name")
+]
+ChannelName = Annotated[str, Path(min_length=1, max_length=100)]
+SilenceId = Annotated[int, Path(ge=0, le=2**31 - 1)]
+Limit = Annotated[int, Query(ge=1, le=1000, description="newest first, at most this many")]
+
+# Which body field a service's Invalid message is about (first clue found wins).
+RULE_CLUES = (
+    ("rule name", "name"),
+    ("no channel", "channels"),
+    ("rule.channels", "channels"),
+    ("condition.threshold", "threshold"),
+    ("condition.drop/lookback", "condition"),
+    ("condition.drop", "drop"),
+    ("condition.lookback", "lookback_seconds"),
+    ("rule.metric", "metric"),
+    ("rule.scope", "scope"),
+    ("rule.min_n", "min_n"),
+    ("rule.for_", "for_seconds"),
+    ("rule.keep_firing_for", "keep_firing_for_seconds"),
+    ("rule.repeat_interval", "repeat_interval_seconds"),
+    ("subject", "subject"),
+)
+CHANNEL_CLUES = (
+    ("webhook url", "url"),
+    ("needs --url", "url"),
+    ("webhook secret", "secret"),
+    ("channel name", "name"),
+    ("recipients", "email_to"),
+    ("port", "email_port"),
+    ("username and password", "password"),
+    ("login needs starttls", "starttls"),
+    ("host and a from", "email_host"),
+    ("timeout", "timeout_seconds"),
+)
+SILENCE_CLUES = (
+    ("needs a reason", "reason"),
+    ("ends_at", "ends_at"),
+    ("subject", "subject"),
+)
+
+
+def _seconds(delta: timedelta | None) -> int | None:
+    return None if delta is None else int(delta.total_seconds())
+
+
+def rule_out(rule: Rule) -> RuleOut:
+    selector = rule.subject
+    condition = rule.condition
+    return RuleOut(
+        id=rule.id,
+        metric=rule.metric,
+        subject=selector.kind.value + (f":{selector.ref}" if selector.ref else ""),
+        scope=rule.scope,
+        condition=condition.kind.value,
+        threshold=condition.threshold,
+        drop=condition.drop,
+        lookback_seconds=_seconds(condition.lookback),
+        min_n=rule.min_n,
+        for_seconds=int(rule.for_.total_seconds()),
+        keep_firing_for_seconds=int(rule.keep_firing_for.total_seconds()),
+        severity=rule.severity.value,
+        channels=list(rule.channels),
+        repeat_interval_seconds=_seconds(rule.repeat_interval),
+        enabled=rule.enabled,
+    )
+
+
+def _find_rule(uow: ReadUow, slug: str, ref: str) -> RuleOut:
+    for rule in service.list_rules(uow, slug):
+        if rule.id in (ref, f"{slug}:{ref}"):
+            return rule_out(rule)
+    raise NotFound(f"project {slug!r} has no rule {ref!r}")
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+# --- rules ----------------------------------------------------------------------------------
+
+
+@router.get("/{slug}/alerts/rules", response_model=RuleList)
+def list_rules(slug: Slug, uow: ReadUow, _: Reader) -> RuleList:
+    """The project's rules."""
+    return RuleList(rules=[rule_out(rule) for rule in service.list_rules(uow, slug)])
+
+
+@router.post("/{slug}/alerts/rules", status_code=status.HTTP_201_CREATED, response_model=RuleOut)
+def create_rule(slug: Slug, body: Annotated[RuleIn, Body()], uow: WriteUow, _: Admin) -> RuleOut:
+    """Add a rule (admin). ``condition`` 'drop' takes ``drop`` and ``lookback_seconds``, the
+    others a ``threshold``. Channels must exist (422 naming ``channels``); a name in use: 409."""
+    drop = isinstance(body, DropRuleIn)
+    spec = service.RuleSpec(
+        metric=body.metric,
+        condition=body.condition,
+        threshold=None if drop else body.threshold,  # type: ignore[union-attr]
+        drop=body.drop if drop else None,  # type: ignore[union-attr]
+        lookback=timedelta(seconds=body.lookback_seconds) if drop else None,  # type: ignore[union-attr]
+        subject=body.subject,
+        scope=body.scope,
+        name=body.name,
+        min_n=body.min_n,
+        for_=timedelta(seconds=body.for_seconds),
+        keep_firing_for=timedelta(seconds=body.keep_firing_for_seconds),
+        severity=body.severity,
+        channels=tuple(body.channels),
+        repeat_interval=None
+        if body.repeat_interval_seconds is None
+        else timedelta(seconds=body.repeat_interval_seconds),
+        enabled=body.enabled,
+    )
+    with invalid_names_field(RULE_CLUES):
+        return rule_out(service.add_rule(uow, slug, spec))
+
+
+@router.post("/{slug}/alerts/rules/defaults", response_model=RuleList)
+def install_default_rules(slug: Slug, body: DefaultRulesIn, uow: WriteUow, _: Admin) -> RuleList:
+    """Install the ready-made rules (kappa_S and rho lower bound below 0.667, a rater's
+    self-agreement dropping by more than 0.15 in 7 days); returns those added (admin)."""
+    with invalid_names_field(RULE_CLUES):
+        added = service.install_default_rules(uow, slug, body.channels)
+    return RuleList(rules=[rule_out(rule) for rule in added])
+
+
+@router.get("/{slug}/alerts/rules/{rule}", response_model=RuleOut)
+def get_rule(slug: Slug, rule: RuleRef, uow: ReadUow, _: Reader) -> RuleOut:
+    return _find_rule(uow, slug, rule)
+
+
+@router.delete(
+    "/{slug}/alerts/rules/{rule}", status_code=status.HTTP_204_NO_CONTENT, response_class=Response
+)
+def delete_rule(slug: Slug, rule: RuleRef, uow: WriteUow, _: Admin) -> Response:
+    """Remove a rule and its states; its evaluation log and notices stay as history (admin)."""
+    service.remove_rule(uow, slug, rule)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+def _set_enabled(uow: WriteUow, slug: str, rule: str, enabled: bool) -> RuleOut:
+    full = service.set_rule_enabled(uow, slug, rule, enabled)
+    return _find_rule(uow, slug, full)
+
+
+@router.post("/{slug}/alerts/rules/{rule}/enable", response_model=RuleOut)
+def enable_rule(slug: Slug, rule: RuleRef, uow: WriteUow, _: Admin) -> RuleOut:
+    """Evaluate the rule again after every snapshot (admin)."""
+    return _set_enabled(uow, slug, rule, True)
+
+
+@router.post("/{slug}/alerts/rules/{rule}/disable", response_model=RuleOut)
+def disable_rule(slug: Slug, rule: RuleRef, uow: WriteUow, _: Admin) -> RuleOut:
+    """Stop evaluating the rule; its states stay as they are (admin)."""
+    return _set_enabled(uow, slug, rule, False)
+
+
+# --- channels -------------------------------------------------------------------------------
+
+
+def channel_out(view: service.ChannelView) -> ChannelOut:
+    return ChannelOut(
+        name=view.name,
+        kind=view.kind,
+        url=view.url,
+        internal=view.internal,
+        email_host=view.email_host,
+        email_port=view.email_port,
+        email_from=view.email_from,
+        email_to=list(view.email_to),
+        timeout_seconds=view.timeout_seconds,
+        created_at=view.created_at,
+    )
+
+
+@router.get("/{slug}/alerts/channels", response_model=ChannelList)
+def list_channels(slug: Slug, uow: ReadUow, _: Reader) -> ChannelList:
+    """The project's channels, without secrets or passwords."""
+    return ChannelList(channels=[channel_out(view) for view in service.list_channels(uow, slug)])
+
+
+@router.post(
+    "/{slug}/alerts/channels", status_code=status.HTTP_201_CREATED, response_model=ChannelCreated
+)
+def create_channel(
+    slug: Slug, body: Annotated[ChannelIn, Body()], uow: WriteUow, _: Admin
+) -> ChannelCreated:
+    """Add a channel (admin). A webhook gets a generated signing secret, returned in this
+    response only. A webhook ``url`` whose host resolves to a private, loopback or link-local
+    address is refused (422 naming ``url``) unless ``internal`` is true."""
+    spec = service.ChannelSpec(name=body.name, kind=body.kind, timeout_seconds=body.timeout_seconds)
+    if isinstance(body, WebhookChannelIn):
+        spec = service.ChannelSpec(
+            name=body.name,
+            kind=body.kind,
+            url=body.url,
+            internal=body.internal,
+            timeout_seconds=body.timeout_seconds,
+        )
+    elif isinstance(body, EmailChannelIn):
+        spec = service.ChannelSpec(
+            name=body.name,
+            kind=body.kind,
+            email_host=body.email_host,
+            email_port=body.email_port,
+            email_from=body.email_from,
+            email_to=tuple(body.email_to),
+            starttls=body.starttls,
+            username=body.username,
+            password=body.password,
+            timeout_seconds=body.timeout_seconds,
+        )
+    with invalid_names_field(CHANNEL_CLUES):
+        view, secret = service.add_channel(uow, slug, spec)
+    return ChannelCreated(**channel_out(view).model_dump(), secret=secret)
+
+
+@router.delete(
+    "/{slug}/alerts/channels/{channel}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    response_class=Response,
+)
+def delete_channel(slug: Slug, channel: ChannelName, uow: WriteUow, _: Admin) -> Response:
+    """Remove a channel no rule uses (409 names the rules that do) (admin)."""
+    service.remove_channel(uow, slug, channel)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+# --- states and history ---------------------------------------------------------------------
+
+
+@router.get("/{slug}/alerts/states", response_model=StateList)
+def alert_states(slug: Slug, uow: ReadUow, _: Reader) -> StateList:
+    """The current state of every (rule, subject): ok, pending, firing or insufficient_data,
+    and the value it was last judged on."""
+    views = service.alert_status(uow, slug)
+    return StateList(states=[StateOut(**vars(view)) for view in views])
+
+
+@router.get("/{slug}/alerts/history/evaluations", response_model=EvaluationList)
+def evaluation_history(
+    slug: Slug,
+    uow: ReadUow,
+    _: Reader,
+    rule: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    limit: Limit = 100,
+) -> EvaluationList:
+    """The evaluation log, newest first: one row per rule, subject and snapshot with the
+    verdict, the value judged, the transition and the notices it wrote."""
+    rows = service.evaluation_history(uow, slug, rule_id=rule, limit=limit)
+    return EvaluationList(
+        evaluations=[EvaluationOut(**row, subject=row["subject_key"]) for row in rows]
+    )
+
+
+@router.get("/{slug}/alerts/history/notifications", response_model=NotificationList)
+def notification_history(
+    slug: Slug,
+    uow: ReadUow,
+    _: Reader,
+    status_: Annotated[Literal["pending", "sent", "dead"] | None, Query(alias="status")] = None,
+    limit: Limit = 100,
+) -> NotificationList:
+    """Notices in the outbox, newest first, with their delivery status and attempts."""
+    rows = service.notification_history(uow, slug, status=status_, limit=limit)
+    return NotificationList(
+        notifications=[NotificationOut(**row, subject=row["subject_key"]) for row in rows]
+    )
+
+
+# --- silences -------------------------------------------------------------------------------
+
+
+def silence_out(view: service.SilenceView) -> SilenceOut:
+    return SilenceOut(**vars(view))
+
+
+@router.get("/{slug}/alerts/silences", response_model=SilenceList)
+def list_silences(
+    slug: Slug,
+    uow: ReadUow,
+    _: Reader,
+    include_ended: Annotated[bool, Query(description="also silences that have ended")] = False,
+) -> SilenceList:
+    views = service.list_silences(uow, slug, include_ended=include_ended)
+    return SilenceList(silences=[silence_out(view) for view in views])
+
+
+@router.post(
+    "/{slug}/alerts/silences", status_code=status.HTTP_201_CREATED, response_model=SilenceOut
+)
+def create_silence(slug: Slug, body: SilenceIn, uow: WriteUow, principal: Admin) -> SilenceOut:
+    """Mute the notices of a rule, a subject, or both, until ``ends_at`` (states keep moving).
+    Muting the whole project needs a ``reason``. A rule of another project: 404 (admin)."""
+    with invalid_names_field(SILENCE_CLUES):
+        view = service.add_silence(
+            uow,
+            slug,
+            ends_at=_utc(body.ends_at),  # type: ignore[arg-type]
+            starts_at=_utc(body.starts_at),
+            rule_id=body.rule,
+            subject=body.subject,
+            reason=body.reason,
+            created_by=f"api key {principal.key_id}",
+        )
+    return silence_out(view)
+
+
+@router.post(
+    "/{slug}/alerts/silences/{silence_id}/end",
+    status_code=status.HTTP_204_NO_CONTENT,
+    response_class=Response,
+)
+def end_silence(slug: Slug, silence_id: SilenceId, uow: WriteUow, _: Admin) -> Response:
+    """End an active silence now (it stays listed with include_ended); one that has not
+    started is cancelled (admin)."""
+    service.end_silence(uow, slug, silence_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,285 @@
+"""Request and response bodies of the alert routes (rules, channels, states, history,
+silences) and of the settings update.
+
+The request models say in the schema what the services check where they can (names, scopes,
+which fields a condition or a channel kind takes), so a client learns the rules from the
+OpenAPI document; what depends on stored state (a channel a rule names, an existing name, a
+webhook host that resolves to a private address) is checked by the services and answered
+with 404/409/422.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, Strict, StrictBool, StrictInt
+
+from auditor.api.schemas import SCOPE_PATTERN, IsoTime
+from auditor.domain import CollapsePolicy, IntervalMethod, RhoMode, RhoUnrated
+
+# The services' name rule (auditor.alerting.rules._NAME); metrics are stored in 64 characters.
+NAME_PATTERN = r"^[a-z][a-z0-9_.:-]{0,99}$"
+METRIC_PATTERN = r"^[a-z][a-z0-9_.:-]{0,63}$"
+RULE_SUBJECT_PATTERN = r"^(project|every_rater|(rater|model):.{1,200})$"
+SILENCE_SUBJECT_PATTERN = r"^(project|(rater|model):.{1,200})$"
+MAX_SECONDS = 10 * 366 * 86400  # ten years: longer is a typo, not a policy
+
+Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+Seconds = Annotated[StrictInt, Field(ge=0, le=MAX_SECONDS)]
+PositiveSeconds = Annotated[StrictInt, Field(ge=1, le=MAX_SECONDS)]
+# Strict: a JSON string or boolean is not a number or a flag (lax mode would convert "0.5").
+Finite = Annotated[float, Strict(), Field(ge=-1e6, le=1e6, allow_inf_nan=False)]
+Channels = Annotated[list[Name], Field(max_length=20, json_schema_extra={"uniqueItems": True})]
+Timeout = Annotated[float, Strict(), Field(gt=0, le=60, allow_inf_nan=False)]
+
+
+class _RuleFields(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metric: Annotated[str, Field(pattern=METRIC_PATTERN, description="a metric point name")]
+    subject: Annotated[
+        str,
+        Field(
+            pattern=RULE_SUBJECT_PATTERN,
+            description="'project', 'every_rater', 'rater:ID' or 'model:ID'",
+        ),
+    ] = "project"
+    scope: Annotated[str, Field(pattern=SCOPE_PATTERN)] = "cumulative"
+    name: Annotated[
+        Name | None, Field(description="the rule's id is '<project>:<name>'; absent: generated")
+    ] = None
+    min_n: Annotated[StrictInt, Field(ge=1, le=2**31 - 1)] = 10
+    for_seconds: Seconds = 0
+    keep_firing_for_seconds: Seconds = 0
+    severity: Literal["info", "warning", "critical"] = "warning"
+    channels: Channels = []
+    repeat_interval_seconds: Annotated[
+        PositiveSeconds | None, Field(description="null: never repeat")
+    ] = 86400
+    enabled: StrictBool = True
+
+
+class ThresholdRuleIn(_RuleFields):
+    condition: Literal["below", "confidently_below", "not_confidently_above"]
+    threshold: Finite
+
+
+class DropRuleIn(_RuleFields):
+    condition: Literal["drop"]
+    drop: Annotated[float, Strict(), Field(gt=0, le=1e6, allow_inf_nan=False)]
+    lookback_seconds: PositiveSeconds
+
+
+RuleIn = Annotated[ThresholdRuleIn | DropRuleIn, Field(discriminator="condition")]
+
+
+class DefaultRulesIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    channels: Channels = []
+
+
+class RuleOut(BaseModel):
+    id: str
+    metric: str
+    subject: str
+    scope: str
+    condition: str
+    threshold: float | None
+    drop: float | None
+    lookback_seconds: int | None
+    min_n: int
+    for_seconds: int
+    keep_firing_for_seconds: int
+    severity: str
+    channels: list[str]
+    repeat_interval_seconds: int | None
+    enabled: bool
+
+
+class RuleList(BaseModel):
+    rules: list[RuleOut]
+
+
+class _ChannelFields(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: Name
+    timeout_seconds: Timeout = 10.0
+
+
+class WebhookChannelIn(_ChannelFields):
+    kind: Literal["webhook"]
+    url: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=2000,
+            description="http(s); refused when its host resolves to a private, loopback or "
+            "link-local address, unless internal",
+        ),
+    ]
+    internal: StrictBool = False
+
+
+class EmailChannelIn(_ChannelFields):
+    kind: Literal["email"]
+    email_host: Annotated[str, Field(min_length=1, max_length=255)]
+    email_port: Annotated[StrictInt, Field(ge=1, le=65535)] = 25
+    email_from: Annotated[str, Field(min_length=1, max_length=320)]
+    email_to: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=320)]],
+        Field(min_length=1, max_length=50),
+    ]
+    starttls: StrictBool = False
+    username: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    password: (
+        Annotated[str, Field(min_length=1, max_length=200, description="stored; never returned")]
+        | None
+    ) = None
+
+
+class LogChannelIn(_ChannelFields):
+    kind: Literal["log"]
+
+
+ChannelIn = Annotated[WebhookChannelIn | EmailChannelIn | LogChannelIn, Field(discriminator="kind")]
+
+
+class ChannelOut(BaseModel):
+    name: str
+    kind: str
+    url: str | None
+    internal: bool
+    email_host: str | None
+    email_port: int | None
+    email_from: str | None
+    email_to: list[str]
+    timeout_seconds: float
+    created_at: datetime
+
+
+class ChannelCreated(ChannelOut):
+    secret: str | None = Field(
+        description="webhook: the HMAC-SHA256 signing secret, in this response only"
+    )
+
+
+class ChannelList(BaseModel):
+    channels: list[ChannelOut]
+
+
+class StateOut(BaseModel):
+    rule_id: str
+    subject: str
+    status: str
+    since: datetime | None
+    evaluated_at: datetime | None
+    episode_start: datetime | None
+    value: float | None
+    reason: str | None
+    snapshot_id: int | None
+
+
+class StateList(BaseModel):
+    states: list[StateOut]
+
+
+class EvaluationOut(BaseModel):
+    id: int
+    rule_id: str
+    subject: str
+    snapshot_id: int
+    evaluated_at: datetime
+    verdict: str
+    judged_value: float | None
+    limit_value: float | None
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int | None
+    lookback_value: float | None
+    reason: str
+    from_status: str
+    to_status: str
+    silence_id: int | None
+    event_ids: list[str]
+    suppressed_event_ids: list[str]
+
+
+class EvaluationList(BaseModel):
+    evaluations: list[EvaluationOut]
+
+
+class NotificationOut(BaseModel):
+    id: int
+    event_id: str
+    channel: str
+    rule_id: str
+    subject: str
+    kind: str
+    sequence: int
+    status: str
+    attempts: int
+    next_attempt_at: datetime
+    last_error: str | None
+    last_status_code: int | None
+    created_at: datetime
+    sent_at: datetime | None
+
+
+class NotificationList(BaseModel):
+    notifications: list[NotificationOut]
+
+
+class SilenceIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ends_at: IsoTime = Field(description="ISO 8601; no zone = UTC")
+    starts_at: IsoTime | None = Field(default=None, description="ISO 8601; absent: now")
+    rule: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        default=None, description="a rule id or name of this project"
+    )
+    subject: Annotated[str, Field(pattern=SILENCE_SUBJECT_PATTERN)] | None = None
+    reason: Annotated[
+        str, Field(max_length=1000, description="required when neither rule nor subject")
+    ] = ""
+
+
+class SilenceOut(BaseModel):
+    id: int
+    rule_id: str | None
+    subject: str | None
+    starts_at: datetime
+    ends_at: datetime
+    reason: str
+    created_by: str
+
+
+class SilenceList(BaseModel):
+    silences: list[SilenceOut]
+
+
+class SettingsPatch(BaseModel):
+    """Settings to change; a field absent or null keeps its value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    collapse: CollapsePolicy | None = None
+    rho_mode: RhoMode | None = None
+    rho_unrated: RhoUnrated | None = None
+    interval_method: IntervalMethod | None = None
+    interval_level: Annotated[float, Strict(), Field(ge=0.5, lt=1.0)] | None = None
+    bootstrap_resamples: Annotated[StrictInt, Field(ge=10, le=100_000)] | None = None
+    windows_days: (
+        Annotated[
+            list[Annotated[StrictInt, Field(ge=1, le=9999)]],
+            Field(max_length=10, description="rolling windows in days; [] for none"),
+        ]
+        | None
+    ) = None
+    recompute_interval_seconds: Annotated[StrictInt, Field(ge=1, le=30 * 86400)] | None = None
+
+    def fields(self) -> dict[str, Any]:
+        return {name: value for name, value in dict(self).items() if value is not None}

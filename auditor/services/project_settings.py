@@ -1,0 +1,78 @@
+"""Change a project's settings (how its measures are computed).
+
+Snapshots are immutable, so a change applies from the next recompute on; older snapshots
+keep the values they were computed with (their metadata says which).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from enum import StrEnum
+from typing import Any
+
+from auditor.domain import CollapsePolicy, IntervalMethod, ProjectSettings, RhoMode, RhoUnrated
+from auditor.services import Invalid, NotFound
+from auditor.storage.unit_of_work import UnitOfWork
+
+SETTING_NAMES = tuple(f.name for f in dataclasses.fields(ProjectSettings))
+_ENUMS: dict[str, type[StrEnum]] = {
+    "collapse": CollapsePolicy,
+    "rho_mode": RhoMode,
+    "rho_unrated": RhoUnrated,
+    "interval_method": IntervalMethod,
+}
+_INTEGERS = ("bootstrap_resamples", "recompute_interval_seconds")
+
+
+class InvalidSetting(Invalid):
+    """A bad setting; ``field`` names it (shells point at it)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _coerce(name: str, value: Any) -> Any:
+    if name in _ENUMS:
+        try:
+            return _ENUMS[name](value)
+        except ValueError:
+            allowed = ", ".join(member.value for member in _ENUMS[name])
+            raise InvalidSetting(name, f"{name} must be one of {allowed}, got {value!r}") from None
+    if name == "windows_days":
+        days = list(value) if isinstance(value, list | tuple) else [value]
+        if not all(isinstance(d, int) and not isinstance(d, bool) for d in days):
+            raise InvalidSetting(name, f"windows_days must be whole days, got {value!r}")
+        return tuple(sorted(set(days)))
+    if name in _INTEGERS and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InvalidSetting(name, f"{name} must be an integer, got {value!r}")
+    if name == "interval_level" and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise InvalidSetting(name, f"interval_level must be a number, got {value!r}")
+    return value
+
+
+def update_project_settings(uow: UnitOfWork, slug: str, **fields: Any) -> ProjectSettings:
+    """Change the named settings of project ``slug`` and return all of them.
+
+    Every value is checked by ``ProjectSettings`` before anything is written; a bad one raises
+    ``InvalidSetting`` naming the field, and nothing changes.
+    """
+    for name in fields:
+        if name not in SETTING_NAMES:
+            known = ", ".join(SETTING_NAMES)
+            raise InvalidSetting(name, f"unknown setting {name!r} (settings: {known})")
+    values = {name: _coerce(name, value) for name, value in fields.items()}
+    with uow:
+        project = uow.projects.get(slug, for_update=True)
+        if project is None:
+            raise NotFound(f"no project {slug!r}")
+        try:
+            settings = dataclasses.replace(project.settings(), **values)
+        except ValueError as error:
+            # ProjectSettings' messages start with the field's name.
+            message = str(error)
+            field = next((n for n in SETTING_NAMES if message.startswith(n)), "settings")
+            raise InvalidSetting(field, message) from None
+        project.apply_settings(settings)
+        uow.commit()
+    return settings
