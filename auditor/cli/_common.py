@@ -1,13 +1,33 @@
-"""Helpers shared by the command modules: errors that name what went wrong, and exit codes."""
+"""Helpers shared by the command modules: errors that name what went wrong, exit codes, the
+unit of work on the configured database, and times given as options."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import NoReturn
 
 import typer
+
+from auditor.config import get_settings
+from auditor.storage.db import make_engine
+from auditor.storage.unit_of_work import UnitOfWork
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print an error to stderr and exit with ``code`` (1: bad input, 2: usage)."""
     typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
     raise typer.Exit(code)
+
+
+def unit_of_work(read_only: bool = False) -> UnitOfWork:
+    """A unit of work on ``AUDITOR_DATABASE_URL`` (one new engine: a command is one process)."""
+    return UnitOfWork(make_engine(get_settings().database_url), read_only=read_only)
+
+
+def parse_time(text: str, option: str) -> datetime:
+    """ISO 8601 given to ``option``; a time without a zone is UTC. Exits 2 when unreadable."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        fail(f"{option}: not an ISO 8601 time: {text!r} (e.g. 2024-05-01T10:00:00Z)", 2)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -12,8 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import typer
 
-from auditor.cli._common import fail
-from auditor.config import get_settings
+from auditor.cli._common import fail, parse_time, unit_of_work
 from auditor.services import ServiceError
 from auditor.services import alerts as _evaluation  # noqa: F401  (registers the hook)
 from auditor.services.alert_admin import (
@@ -35,15 +34,9 @@ from auditor.services.alert_admin import (
     set_rule_enabled,
 )
 from auditor.services.alert_delivery import deliver_due
-from auditor.storage.db import make_engine
-from auditor.storage.unit_of_work import UnitOfWork
 
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def _uow(read_only: bool = False) -> UnitOfWork:
-    return UnitOfWork(make_engine(get_settings().database_url), read_only=read_only)
 
 
 def parse_duration(text: str, option: str) -> timedelta:
@@ -52,14 +45,6 @@ def parse_duration(text: str, option: str) -> timedelta:
     if match is None:
         fail(f"{option}: not a duration: {text!r} (e.g. 90s, 10m, 2h, 7d)", 2)
     return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
-
-
-def _time(text: str, option: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        fail(f"{option}: not an ISO 8601 time: {text!r} (e.g. 2024-05-01T10:00:00Z)", 2)
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _short(moment: datetime | None) -> str:
@@ -159,7 +144,7 @@ def register(app: typer.Typer) -> None:
             else parse_duration(repeat_interval, "--repeat-interval"),
         )
         try:
-            rule = add_rule(_uow(), project, spec)
+            rule = add_rule(unit_of_work(), project, spec)
         except ServiceError as error:
             fail(str(error))
         typer.echo(f"added rule {rule.id}")
@@ -171,7 +156,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Install the ready-made rules (kappa_S and rho lower bound < 0.667; SA drop > 0.15)."""
         try:
-            added = install_default_rules(_uow(), project, channels)
+            added = install_default_rules(unit_of_work(), project, channels)
         except ServiceError as error:
             fail(str(error))
         typer.echo("\n".join(f"added rule {r.id}" for r in added) or "defaults already present")
@@ -180,7 +165,7 @@ def register(app: typer.Typer) -> None:
     def list_(project: str = typer.Argument(..., help="Project slug.")) -> None:
         """The project's rules."""
         try:
-            rules = list_rules(_uow(read_only=True), project)
+            rules = list_rules(unit_of_work(read_only=True), project)
         except ServiceError as error:
             fail(str(error))
         for r in rules:
@@ -206,7 +191,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Remove a rule and its states (the log and sent notices stay)."""
         try:
-            typer.echo(f"removed rule {remove_rule(_uow(), project, rule)}")
+            typer.echo(f"removed rule {remove_rule(unit_of_work(), project, rule)}")
         except ServiceError as error:
             fail(str(error))
 
@@ -214,7 +199,7 @@ def register(app: typer.Typer) -> None:
     def enable(project: str, rule: str) -> None:
         """Enable a rule."""
         try:
-            typer.echo(f"enabled {set_rule_enabled(_uow(), project, rule, True)}")
+            typer.echo(f"enabled {set_rule_enabled(unit_of_work(), project, rule, True)}")
         except ServiceError as error:
             fail(str(error))
 
@@ -222,7 +207,7 @@ def register(app: typer.Typer) -> None:
     def disable(project: str, rule: str) -> None:
         """Disable a rule (it is no longer evaluated; its state stays)."""
         try:
-            typer.echo(f"disabled {set_rule_enabled(_uow(), project, rule, False)}")
+            typer.echo(f"disabled {set_rule_enabled(unit_of_work(), project, rule, False)}")
         except ServiceError as error:
             fail(str(error))
 
@@ -230,7 +215,7 @@ def register(app: typer.Typer) -> None:
     def status(project: str = typer.Argument(..., help="Project slug.")) -> None:
         """Every (rule, subject) state: ok, pending, firing or insufficient_data."""
         try:
-            states = alert_status(_uow(read_only=True), project)
+            states = alert_status(unit_of_work(read_only=True), project)
         except ServiceError as error:
             fail(str(error))
         typer.echo(
@@ -252,9 +237,11 @@ def register(app: typer.Typer) -> None:
         """The evaluation log (newest first), or with --notices the outbox and its delivery."""
         try:
             if notices:
-                rows = notification_history(_uow(read_only=True), project, limit=limit)
+                rows = notification_history(unit_of_work(read_only=True), project, limit=limit)
             else:
-                rows = evaluation_history(_uow(read_only=True), project, rule_id=rule, limit=limit)
+                rows = evaluation_history(
+                    unit_of_work(read_only=True), project, rule_id=rule, limit=limit
+                )
         except ServiceError as error:
             fail(str(error))
         for r in rows:
@@ -289,10 +276,10 @@ def register(app: typer.Typer) -> None:
         if (until is None) == (for_ is None):
             fail("give exactly one of --until TIME or --for DURATION", 2)
         now = datetime.now(UTC)
-        ends = _time(until, "--until") if until else now + parse_duration(for_ or "", "--for")
+        ends = parse_time(until, "--until") if until else now + parse_duration(for_ or "", "--for")
         try:
             view = add_silence(
-                _uow(),
+                unit_of_work(),
                 project,
                 ends_at=ends,
                 rule_id=rule,
@@ -312,7 +299,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Active (or all) silences."""
         try:
-            views = list_silences(_uow(read_only=True), project, include_ended=all_)
+            views = list_silences(unit_of_work(read_only=True), project, include_ended=all_)
         except ServiceError as error:
             fail(str(error))
         for v in views:
@@ -325,7 +312,7 @@ def register(app: typer.Typer) -> None:
     def unsilence(project: str, silence_id: int) -> None:
         """End a silence now."""
         try:
-            end_silence(_uow(), project, silence_id)
+            end_silence(unit_of_work(), project, silence_id)
         except ServiceError as error:
             fail(str(error))
         typer.echo(f"silence {silence_id} ended")
@@ -333,7 +320,7 @@ def register(app: typer.Typer) -> None:
     @alerts.command("deliver")
     def deliver() -> None:
         """One pass of the notification sender (workers and `auditor run` do this on a timer)."""
-        report = deliver_due(_uow())
+        report = deliver_due(unit_of_work())
         for d in report.deliveries:
             typer.echo(f"{d.event_id} via {d.channel}: {d.status} ({d.reason})")
         typer.echo(f"{len(report.deliveries)} notice(s) handled")
@@ -374,7 +361,7 @@ def register(app: typer.Typer) -> None:
             timeout_seconds=timeout,
         )
         try:
-            view, made_secret = add_channel(_uow(), project, spec)
+            view, made_secret = add_channel(unit_of_work(), project, spec)
         except ServiceError as error:
             fail(str(error))
         typer.echo(f"added {view.kind} channel {view.name}")
@@ -385,7 +372,7 @@ def register(app: typer.Typer) -> None:
     def channel_list(project: str = typer.Argument(..., help="Project slug.")) -> None:
         """The project's channels (secrets are never shown)."""
         try:
-            views = list_channels(_uow(read_only=True), project)
+            views = list_channels(unit_of_work(read_only=True), project)
         except ServiceError as error:
             fail(str(error))
         for v in views:
@@ -397,7 +384,7 @@ def register(app: typer.Typer) -> None:
     def channel_remove(project: str, name: str) -> None:
         """Remove a channel no rule uses."""
         try:
-            remove_channel(_uow(), project, name)
+            remove_channel(unit_of_work(), project, name)
         except ServiceError as error:
             fail(str(error))
         typer.echo(f"removed channel {name}")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from auditor.cli._common import fail
-from auditor.config import get_settings
+from auditor.cli._common import fail, unit_of_work
 from auditor.domain import CollapsePolicy, IntervalMethod, RhoMode, RhoUnrated
 from auditor.services import ServiceError
 from auditor.services.projects import (
@@ -17,14 +16,8 @@ from auditor.services.projects import (
     rename_category,
     show_project,
 )
-from auditor.storage.db import make_engine
-from auditor.storage.unit_of_work import UnitOfWork
 
 _DEFAULTS = "defaults: MEASURES.md"
-
-
-def _uow(read_only: bool = False) -> UnitOfWork:
-    return UnitOfWork(make_engine(get_settings().database_url), read_only=read_only)
 
 
 def _split(text: str) -> list[str]:
@@ -73,7 +66,7 @@ def register(app: typer.Typer) -> None:
             fail(f"--windows: expected whole days separated by commas, got {windows!r}", 2)
         try:
             view = create_project(
-                _uow(),
+                unit_of_work(),
                 slug,
                 _split(categories),
                 name=name or slug,
@@ -93,14 +86,14 @@ def register(app: typer.Typer) -> None:
     @project.command("list")
     def list_() -> None:
         """One line per project: slug, categories, name."""
-        for view in list_projects(_uow(read_only=True)):
+        for view in list_projects(unit_of_work(read_only=True)):
             typer.echo(f"{view.slug}\t{','.join(view.categories)}\t{view.name}")
 
     @project.command("show")
     def show(slug: str) -> None:
         """Settings, categories and row counts of one project."""
         try:
-            typer.echo(_render(show_project(_uow(read_only=True), slug)))
+            typer.echo(_render(show_project(unit_of_work(read_only=True), slug)))
         except ServiceError as error:
             fail(str(error))
 
@@ -108,7 +101,7 @@ def register(app: typer.Typer) -> None:
     def add(slug: str, names: str = typer.Argument(..., help="e.g. d,e")) -> None:
         """Append categories to the end of a project's vocabulary."""
         try:
-            vocabulary = add_categories(_uow(), slug, _split(names))
+            vocabulary = add_categories(unit_of_work(), slug, _split(names))
         except ServiceError as error:
             fail(str(error))
         typer.echo(", ".join(vocabulary))
@@ -117,7 +110,7 @@ def register(app: typer.Typer) -> None:
     def rename(slug: str, old: str, new: str) -> None:
         """Rename a category that no label uses yet."""
         try:
-            typer.echo(", ".join(rename_category(_uow(), slug, old, new)))
+            typer.echo(", ".join(rename_category(unit_of_work(), slug, old, new)))
         except ServiceError as error:
             fail(str(error))
 
@@ -125,6 +118,6 @@ def register(app: typer.Typer) -> None:
     def remove(slug: str, name: str) -> None:
         """Remove a category that no label uses yet."""
         try:
-            typer.echo(", ".join(remove_category(_uow(), slug, name)))
+            typer.echo(", ".join(remove_category(unit_of_work(), slug, name)))
         except ServiceError as error:
             fail(str(error))

@@ -12,42 +12,24 @@ import logging
 import signal
 import sys
 import threading
-from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 import typer
 
-from auditor.cli._common import fail
+from auditor.cli._common import fail, parse_time, unit_of_work
 from auditor.config import get_settings
 from auditor.services import ServiceError
 from auditor.services.audit import RecomputeInterrupted, find_project_id, recompute_project
 from auditor.services.embedded import run_embedded
 from auditor.services.queries import metric_history, snapshot_view
 from auditor.snapshots.scopes import CUMULATIVE
-from auditor.storage.db import make_engine
-from auditor.storage.unit_of_work import UnitOfWork
 
 
 class OutputFormat(StrEnum):
     TABLE = "table"
     CSV = "csv"
     JSON = "json"
-
-
-def _uow() -> UnitOfWork:
-    return UnitOfWork(make_engine(get_settings().database_url))
-
-
-def parse_time(text: str | None, option: str) -> datetime | None:
-    """ISO 8601; a time without a zone is UTC."""
-    if text is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        fail(f"{option}: not an ISO 8601 time: {text!r} (e.g. 2024-05-01T10:00:00Z)", 2)
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _number(value: float | None) -> str:
@@ -98,7 +80,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Recompute a project's dirty scopes now and write their snapshots."""
         try:
-            uow = _uow()
+            uow = unit_of_work()
             result = recompute_project(uow, find_project_id(uow, project), force=force)
         except (ServiceError, RecomputeInterrupted) as error:
             fail(str(error))
@@ -134,13 +116,13 @@ def register(app: typer.Typer) -> None:
         """The values of one metric over time, one row per snapshot."""
         try:
             points = metric_history(
-                _uow(),
+                unit_of_work(),
                 project,
                 metric,
                 subject=subject,
                 scopes=scope or None,
-                since=parse_time(since, "--since"),
-                until=parse_time(until, "--until"),
+                since=None if since is None else parse_time(since, "--since"),
+                until=None if until is None else parse_time(until, "--until"),
             )
         except ServiceError as error:
             fail(str(error))
@@ -154,7 +136,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """One snapshot as JSON: the `auditor stats --json` shape plus a "snapshot" object."""
         try:
-            view = snapshot_view(_uow(), project, scope=scope, at=parse_time(at, "--at"))
+            view = snapshot_view(
+                unit_of_work(),
+                project,
+                scope=scope,
+                at=None if at is None else parse_time(at, "--at"),
+            )
         except ServiceError as error:
             fail(str(error))
         typer.echo(json.dumps(view, indent=2))
@@ -193,7 +180,7 @@ def register(app: typer.Typer) -> None:
             err=True,
         )
         try:
-            run_embedded(_uow(), every, stop, max_cycles=1 if once else None)
+            run_embedded(unit_of_work(), every, stop, max_cycles=1 if once else None)
         except KeyboardInterrupt:
             stop.set()
         sys.stdout.flush()
