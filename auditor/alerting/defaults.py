@@ -40,27 +40,19 @@ def default_rules(project: str, channels: tuple[str, ...] = ()) -> tuple[Rule, .
     lower_bound = Condition(ConditionKind.NOT_CONFIDENTLY_ABOVE, threshold=KRIPPENDORFF_TENTATIVE)
     hour = timedelta(hours=1)
     return (
-        Rule(
-            id=f"{project}:default:kappa_s",
-            project=project,
-            metric=METRIC_KAPPA_S,
-            subject=project_scope,
-            condition=lower_bound,
-            min_n=10,
-            keep_firing_for=hour,
-            severity=Severity.WARNING,
-            channels=channels,
-        ),
-        Rule(
-            id=f"{project}:default:rho",
-            project=project,
-            metric=METRIC_RHO,
-            subject=project_scope,
-            condition=lower_bound,
-            min_n=10,
-            keep_firing_for=hour,
-            severity=Severity.WARNING,
-            channels=channels,
+        *(
+            Rule(
+                id=f"{project}:default:{metric}",
+                project=project,
+                metric=metric,
+                subject=project_scope,
+                condition=lower_bound,
+                min_n=10,
+                keep_firing_for=hour,
+                severity=Severity.WARNING,
+                channels=channels,
+            )
+            for metric in (METRIC_KAPPA_S, METRIC_RHO)
         ),
         Rule(
             id=f"{project}:default:self_agreement_drop",
