@@ -153,6 +153,24 @@ def _s_of_totals(totals: np.ndarray, k: int) -> np.ndarray:
     return s_from(safe_ratio(totals[..., 1], n), ae, safe_ratio(totals[..., 2], n))
 
 
+def _best_left(counts: np.ndarray) -> np.ndarray:
+    """Per (item, category), the most agreeing pairs of one category once a label of that
+    category is removed: max(max over other c' of c_uc' (c_uc' - 1), (c_uc - 1)(c_uc - 2)),
+    shape (N, K) float (exact integers)."""
+    n_items, k = counts.shape
+    agree = counts * (counts - 1)
+    best_category = agree.argmax(axis=1)
+    best = agree.max(axis=1)
+    agree[np.arange(n_items), best_category] = -1
+    second = agree.max(axis=1)
+    del agree
+    left = np.where(
+        best_category[:, None] == np.arange(k)[None, :], second[:, None], best[:, None]
+    ).astype(float)
+    np.maximum(left, (counts - 1) * (counts - 2), out=left)
+    return left
+
+
 def leave_one_out_s_intervals(
     table: GroupTable,
     bias: np.ndarray,
@@ -164,8 +182,10 @@ def leave_one_out_s_intervals(
 
     Deleting an item the rater did not label leaves its S unchanged (the biases v are fixed),
     so the delete-one values run over the rater's own items: per label l the features
-    [1, Ao_l, Amax_l, onehot(c_l), Ae_l(c)] are subtracted from the rater's totals. One rater
-    at a time keeps memory at O(labels of one rater * K). NaN where undefined.
+    [1, Ao_l, Amax_l, onehot(c_l), Ae_l(c)] are subtracted from the rater's totals. Ao_l and
+    Amax_l are looked up in (N, K) tables by the label's (item, category); only Ae_l (labels
+    of one rater, K) is materialised. One rater at a time keeps memory at O(labels of one
+    rater * K). NaN where undefined.
     """
     n_raters, k = bias.shape
     m = table.m
@@ -173,8 +193,13 @@ def leave_one_out_s_intervals(
     inverse = np.zeros(m.shape[0])
     three = m >= 3
     inverse[three] = 1.0 / ((m[three] - 1) * (m[three] - 2))
-    agree = table.counts * (table.counts - 1)
-    order = np.argsort(table.label_rater, kind="stable")
+    own_left = ((table.counts - 1) * (table.counts - 2)).astype(float).ravel()
+    best_left = _best_left(table.counts).ravel()
+    rater = table.label_rater
+    if n_raters < np.iinfo(np.int16).max:
+        rater = rater.astype(np.int16)  # a stable sort of 16-bit keys is a radix sort
+    order = np.argsort(rater, kind="stable")
+    del rater
     bounds = np.searchsorted(table.label_rater[order], np.arange(n_raters + 1))
     for p in range(n_raters):  # bounded by the number of raters
         mine = order[bounds[p] : bounds[p + 1]]
@@ -182,24 +207,38 @@ def leave_one_out_s_intervals(
         if mine.shape[0] < 2:
             continue
         item, given = table.label_item[mine], table.label_category[mine]
-        rest = agree[item].astype(float)
-        rest[np.arange(mine.shape[0]), given] = (table.counts[item, given] - 1) * (
-            table.counts[item, given] - 2
-        )
-        features = np.zeros((mine.shape[0], 3 + 2 * k))
-        features[:, 0] = 1.0
-        features[:, 1] = rest[np.arange(mine.shape[0]), given] * inverse[item]
-        features[:, 2] = rest.max(axis=1) * inverse[item]
-        features[np.arange(mine.shape[0]), 3 + given] = 1.0
+        code = table.label_code[mine]
+        weight = inverse[item]
+        ao = own_left[code] * weight
+        amax = best_left[code] * weight
         own = bias[p][None, :]
-        features[:, 3 + k :] = ((summed[item] - own) ** 2 - (squares[item] - own**2)) * inverse[
-            item
-        ][:, None]
-        totals = features.sum(axis=0)
+        chance = summed[item]
+        chance -= own
+        np.square(chance, out=chance)
+        left_squares = squares[item]
+        left_squares -= own**2
+        chance -= left_squares
+        del left_squares
+        chance *= weight[:, None]
+        share = np.bincount(given, minlength=k).astype(float)
+        n = float(mine.shape[0])
+        totals = np.concatenate([[n, ao.sum(), amax.sum()], share, chance.sum(axis=0)])
         estimate = float(_s_of_totals(totals, k))
         if not np.isfinite(estimate):
             continue
-        interval = jackknife(estimate, _s_of_totals(totals - features, k), level)
+        # (share - e_c) . (chance total - Ae_l), per label, in place
+        np.subtract(totals[3 + k :], chance, out=chance)
+        shares = np.broadcast_to(share, chance.shape).copy()
+        shares[np.arange(mine.shape[0]), given] -= 1.0
+        chance *= shares
+        del shares
+        left = n - 1.0
+        values = s_from(
+            safe_ratio(totals[1] - ao, left),
+            safe_ratio(chance.sum(axis=1), left**2),
+            safe_ratio(totals[2] - amax, left),
+        )
+        interval = jackknife(estimate, values, level)
         if interval[0] is not None:
             low[p], high[p] = interval[0], interval[1]
     return low, high

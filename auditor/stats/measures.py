@@ -190,6 +190,9 @@ def compute_measures(
             measures[name] = reporting.make_measure(
                 est.value, est.n, reason, est.scale, bounds.get(name), settings
             )
+    # the per-item statistics of the project measures are done with: free them before the
+    # per-rater intervals, which have the largest temporaries (~300 MB at 10M labels)
+    del estimators, bounds
 
     s_value, s_n = group.leave_one_out_s(table, bias, summed, squares)
     s_low = s_high = None
