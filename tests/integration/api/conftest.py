@@ -1,7 +1,9 @@
 """An API app on the parametrized database (SQLite and PostgreSQL), with two projects.
 
 Project "alpha" is the caller's; project "beta" is another team's, with ids of its own
-(rater "b-rater", item "b-item", a snapshot) that alpha's keys must never reach.
+(rater "b-rater", item "b-item", a snapshot, alert rule "beta:b-rule", channel "b-log", a
+silence) that alpha's keys must never reach. Alpha has its own rule "a-rule", channel
+"a-log" and a silence.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from fastapi.testclient import TestClient
 
 from auditor.api import create_app
 from auditor.config import Settings
+from auditor.services.alert_admin import ChannelSpec, RuleSpec, add_channel, add_rule, add_silence
 from auditor.services.audit import find_project_id, recompute_project
 from auditor.services.ingest import ingest_labels
 from auditor.services.keys import create_key
@@ -73,9 +76,22 @@ class World:
     keys: dict[tuple[str, str], str]  # (project, role) -> secret
     beta_snapshot_id: int
     alpha_snapshot_id: int
+    alpha_silence_id: int
+    beta_silence_id: int
 
     def auth(self, project: str = "alpha", role: str = "admin") -> dict[str, str]:
         return {"Authorization": f"Bearer {self.keys[(project, role)]}"}
+
+
+def seed_alerts(engine, slug: str, prefix: str) -> int:
+    """A log channel, a rule using it and a silence of that rule; returns the silence id."""
+    add_channel(UnitOfWork(engine), slug, ChannelSpec(f"{prefix}-log", "log"))
+    spec = RuleSpec(
+        "kappa_s", "below", threshold=0.5, name=f"{prefix}-rule", channels=(f"{prefix}-log",)
+    )
+    rule = add_rule(UnitOfWork(engine), slug, spec)
+    ends = datetime.now(UTC) + timedelta(days=30)
+    return add_silence(UnitOfWork(engine), slug, ends_at=ends, rule_id=rule.id, reason="seed").id
 
 
 def seed(url: str) -> tuple[dict[tuple[str, str], str], dict[str, int]]:
@@ -98,6 +114,7 @@ def seed(url: str) -> tuple[dict[tuple[str, str], str], dict[str, int]]:
             project_id = find_project_id(UnitOfWork(engine), slug)
             result = recompute_project(UnitOfWork(engine), project_id, now=T0 + timedelta(days=2))
             snapshots[slug] = result.written[0].id
+            snapshots[f"silence:{slug}"] = seed_alerts(engine, slug, prefix)
         return keys, snapshots
     finally:
         engine.dispose()
@@ -118,7 +135,15 @@ def world(database_url: str) -> Iterator[World]:
     keys, snapshots = seed(database_url)
     app = create_app(make_settings(database_url))
     with TestClient(app, raise_server_exceptions=False) as client:
-        yield World(client, database_url, keys, snapshots["beta"], snapshots["alpha"])
+        yield World(
+            client,
+            database_url,
+            keys,
+            snapshots["beta"],
+            snapshots["alpha"],
+            snapshots["silence:alpha"],
+            snapshots["silence:beta"],
+        )
 
 
 def free_port() -> int:

@@ -17,13 +17,27 @@ BODIES = {
     },
     ("POST", "/api/v1/projects/{slug}/label"): {"item": "x", "rater": "a1", "label": "normal"},
     ("POST", "/api/v1/projects/{slug}/categories"): {"names": ["extra"]},
+    ("PATCH", "/api/v1/projects/{slug}/settings"): {"interval_level": 0.9},
+    ("POST", "/api/v1/projects/{slug}/alerts/rules"): {
+        "metric": "rho",
+        "condition": "below",
+        "threshold": 0.5,
+    },
+    ("POST", "/api/v1/projects/{slug}/alerts/rules/defaults"): {"channels": []},
+    ("POST", "/api/v1/projects/{slug}/alerts/channels"): {"name": "new-log", "kind": "log"},
+    ("POST", "/api/v1/projects/{slug}/alerts/silences"): {
+        "ends_at": "2099-01-01T00:00:00Z",
+        "subject": "project",
+    },
 }
 
 
-def _routes(app) -> list[tuple[str, str]]:
+def _routes(app) -> list[tuple[str, str, bool]]:
+    """(method, path, takes a body) of every JSON route."""
     found = []
     for route in api_routes(app.routes):
-        found.extend((method, route.path) for method in sorted(route.methods))
+        takes_body = route.body_field is not None
+        found.extend((method, route.path, takes_body) for method in sorted(route.methods))
     return found
 
 
@@ -33,15 +47,22 @@ def _fill(path: str, values: dict[str, str]) -> str:
 
 def test_every_route_hides_another_projects_slug_and_ids(world) -> None:
     app = world.client.app
-    beta_ids = {"rater": "b-rater", "item": "b-item", "snapshot_id": str(world.beta_snapshot_id)}
+    beta_ids = {
+        "rater": "b-rater",
+        "item": "b-item",
+        "snapshot_id": str(world.beta_snapshot_id),
+        "rule": "beta:b-rule",
+        "channel": "b-log",
+        "silence_id": str(world.beta_silence_id),
+    }
     checked = []
-    for method, path in _routes(app):
+    for method, path, takes_body in _routes(app):
         if (method, path) in UNSCOPED:
             continue
         assert "{slug}" in path, f"{method} {path} is neither project-scoped nor listed"
         params = {"metric": "kappa_s"} if path.endswith("/history") else None
         body = BODIES.get((method, path))
-        if method == "POST":
+        if takes_body:
             assert body is not None, f"add a valid body for {method} {path} to BODIES"
         # 1. beta's slug with alpha's key: as if beta did not exist.
         url = _fill(path, {"slug": "beta", **beta_ids})
@@ -57,4 +78,4 @@ def test_every_route_hides_another_projects_slug_and_ids(world) -> None:
             )
             assert response.status_code == 404, (method, url, response.text)
         checked.append((method, path))
-    assert len(checked) >= 14
+    assert len(checked) >= 33
