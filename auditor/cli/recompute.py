@@ -20,6 +20,7 @@ import typer
 from auditor.cli._common import fail, parse_time, unit_of_work
 from auditor.config import get_settings
 from auditor.services import ServiceError
+from auditor.services import alerts as _evaluation  # noqa: F401  (rules judged after each snapshot)
 from auditor.services.audit import RecomputeInterrupted, find_project_id, recompute_project
 from auditor.services.embedded import run_embedded
 from auditor.services.queries import metric_history, snapshot_view

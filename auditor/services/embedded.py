@@ -1,6 +1,6 @@
 """Embedded mode: the same scan and recompute as the Celery deployment, on an in-process timer.
 
-With no ``AUDITOR_BROKER_URL``, ``auditor run`` (and later ``auditor serve``) call
+With no ``AUDITOR_BROKER_URL``, ``auditor run`` and ``auditor serve`` call
 ``run_embedded``: every ``interval`` seconds, scan for dirty projects and recompute each one
 here, one after the other. The project lock, the unique (project, scope, tick) key and the
 dirty check make it safe to run beside workers too, but one process is the intended use.
@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from auditor.services import alerts as _evaluation  # noqa: F401  (rules judged after each snapshot)
 from auditor.services.alert_delivery import deliver_due
 from auditor.services.audit import RecomputeInterrupted, RecomputeResult, recompute_due_projects
 from auditor.storage.unit_of_work import UnitOfWork
