@@ -31,7 +31,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session as OrmSession
 
-from auditor.domain import ProjectSettings, RaterKind
+from auditor.domain import RaterKind
 from auditor.storage.models import Category, Item, Label, Project, Rater, Session
 
 CHUNK = 500  # ids per IN (...) list: well under SQLite's bound-parameter limit
@@ -130,10 +130,6 @@ class ProjectRepository:
     def list(self) -> list[Project]:
         return list(self.session.scalars(select(Project).order_by(Project.slug)))
 
-    def settings(self, slug: str) -> ProjectSettings | None:
-        project = self.get(slug)
-        return None if project is None else project.settings()
-
     def categories(self, project_id: int) -> list[Category]:
         statement = (
             select(Category).where(Category.project_id == project_id).order_by(Category.position)
@@ -156,13 +152,13 @@ class ProjectRepository:
 
     def counts(self, project_id: int) -> dict[str, int]:
         """Rows per table for one project (labels, items, raters, sessions)."""
-        result = {}
-        for name, model in (("labels", Label), ("items", Item), ("raters", Rater)):
-            statement = select(func.count()).where(model.project_id == project_id)
-            result[name] = int(self.session.scalar(statement) or 0)
-        statement = select(func.count()).where(Session.project_id == project_id)
-        result["sessions"] = int(self.session.scalar(statement) or 0)
-        return result
+        tables = (("labels", Label), ("items", Item), ("raters", Rater), ("sessions", Session))
+        return {
+            name: int(
+                self.session.scalar(select(func.count()).where(model.project_id == project_id)) or 0
+            )
+            for name, model in tables
+        }
 
 
 class LabelStore:

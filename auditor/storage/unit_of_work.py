@@ -65,7 +65,3 @@ class UnitOfWork:
 
     def rollback(self) -> None:
         self.session.rollback()
-
-
-# The name the lead's interface uses; one SQL implementation is all there is.
-SqlUnitOfWork = UnitOfWork
