@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -53,7 +53,7 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
         if reason is None:
             return None
         if access.token is not None:
-            return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+            return RedirectResponse(f"/login?next={quote(request.url.path)}", status_code=303)
         return HTMLResponse(renderer.page("error.html", title="Forbidden", message=reason), 403)
 
     def not_found(error: NotFound) -> HTMLResponse:
@@ -117,5 +117,11 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
 
 
 def _local(target: str) -> str:
-    """Only redirect to a path on this site (an open redirect would help phishing)."""
-    return target if target.startswith("/") and not target.startswith("//") else "/"
+    """Only redirect to a path on this site (an open redirect would help phishing).
+
+    Browsers read a backslash as a slash and drop tabs and newlines from a URL, so
+    ``/\\evil.example`` and ``/<TAB>/evil.example`` lead away as ``//evil.example`` does.
+    """
+    if not target.startswith("/") or "\\" in target or any(c < " " or c == "\x7f" for c in target):
+        return "/"
+    return "/" if target.startswith("//") else target

@@ -41,6 +41,30 @@ def test_with_token_bearer_or_login_cookie(tmp_path) -> None:
     assert cookie and "s3cret" not in cookie
 
 
+@pytest.mark.parametrize(
+    "target",
+    [
+        "//evil.example/",
+        "/\\evil.example/",
+        "/\t/evil.example/",
+        "/\n/evil.example",
+        "https://evil.example/",
+    ],
+)
+def test_sign_in_never_redirects_to_another_site(tmp_path, target: str) -> None:
+    client = TestClient(_app(tmp_path, "s3cret"), follow_redirects=False)
+    response = client.post("/login", data={"token": "s3cret", "next": target})
+    assert response.status_code == 303 and response.headers["location"] == "/"
+    page = client.post("/login", data={"token": "s3cret", "next": "/projects/p?x=1"})
+    assert page.headers["location"] == "/projects/p?x=1"
+
+
+def test_the_sign_in_redirect_keeps_the_path_whole(tmp_path) -> None:
+    client = TestClient(_app(tmp_path, "s3cret"), follow_redirects=False)
+    response = client.get("/projects/a%26next=x")  # an "&" in a slug is not a new parameter
+    assert response.headers["location"] == "/login?next=/projects/a%26next%3Dx"
+
+
 @pytest.mark.parametrize("values", [[0.5, None, 0.7, 0.9], [None], []])
 def test_line_chart_counts_points_and_breaks_on_undefined(values) -> None:
     start = datetime(2024, 1, 1, tzinfo=UTC)
