@@ -42,7 +42,7 @@ from auditor.notifiers import (
     WebhookChannel,
     WebhookTimeouts,
 )
-from auditor.services import alerts as _evaluation  # noqa: F401  (see below)
+from auditor.services import alerts as _evaluation  # noqa: F401  (module docstring)
 from auditor.storage import alert_repository as repo
 from auditor.storage.unit_of_work import UnitOfWork
 
