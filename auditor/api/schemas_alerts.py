@@ -13,7 +13,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, StrictBool, StrictInt
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StrictBool,
+)
 
 from auditor.api.schemas import SCOPE_PATTERN, IsoTime
 from auditor.domain import CollapsePolicy, IntervalMethod, RhoMode, RhoUnrated
@@ -25,12 +33,42 @@ RULE_SUBJECT_PATTERN = r"^(project|every_rater|(rater|model):.{1,200})$"
 SILENCE_SUBJECT_PATTERN = r"^(project|(rater|model):.{1,200})$"
 MAX_SECONDS = 10 * 366 * 86400  # ten years: longer is a typo, not a policy
 
+
+def _json_integer(value: object) -> object:
+    # JSON Schema counts 30.0 as an integer, so it is taken (pydantic checks it is whole);
+    # a string or a boolean is not a number here, though lax pydantic would convert it.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("expected an integer")
+    return value
+
+
+def _unique(names: list[str]) -> list[str]:
+    if len(set(names)) != len(names):
+        raise ValueError("names must not repeat")
+    return names
+
+
+def json_int(low: int, high: int) -> Any:
+    """An integer in [low, high]; the bounds come before the validator so the schema says
+    minimum/maximum (after it, pydantic would write bare ge/le)."""
+    return Annotated[int, Field(ge=low, le=high), BeforeValidator(_json_integer)]
+
+
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
-Seconds = Annotated[StrictInt, Field(ge=0, le=MAX_SECONDS)]
-PositiveSeconds = Annotated[StrictInt, Field(ge=1, le=MAX_SECONDS)]
+Seconds = json_int(0, MAX_SECONDS)
+PositiveSeconds = json_int(1, MAX_SECONDS)
+MinN = json_int(1, 2**31 - 1)
+Port = json_int(1, 65535)
+Resamples = json_int(10, 100_000)
+WindowDays = json_int(1, 9999)
+RecomputeSeconds = json_int(1, 30 * 86400)
 # Strict: a JSON string or boolean is not a number or a flag (lax mode would convert "0.5").
 Finite = Annotated[float, Strict(), Field(ge=-1e6, le=1e6, allow_inf_nan=False)]
-Channels = Annotated[list[Name], Field(max_length=20, json_schema_extra={"uniqueItems": True})]
+Channels = Annotated[
+    list[Name],
+    Field(max_length=20, json_schema_extra={"uniqueItems": True}),
+    AfterValidator(_unique),
+]
 Timeout = Annotated[float, Strict(), Field(gt=0, le=60, allow_inf_nan=False)]
 
 
@@ -49,7 +87,7 @@ class _RuleFields(BaseModel):
     name: Annotated[
         Name | None, Field(description="the rule's id is '<project>:<name>'; absent: generated")
     ] = None
-    min_n: Annotated[StrictInt, Field(ge=1, le=2**31 - 1)] = 10
+    min_n: MinN = 10
     for_seconds: Seconds = 0
     keep_firing_for_seconds: Seconds = 0
     severity: Literal["info", "warning", "critical"] = "warning"
@@ -116,6 +154,7 @@ class WebhookChannelIn(_ChannelFields):
         Field(
             min_length=1,
             max_length=2000,
+            pattern=r"^https?://",
             description="http(s); refused when its host resolves to a private, loopback or "
             "link-local address, unless internal",
         ),
@@ -126,7 +165,7 @@ class WebhookChannelIn(_ChannelFields):
 class EmailChannelIn(_ChannelFields):
     kind: Literal["email"]
     email_host: Annotated[str, Field(min_length=1, max_length=255)]
-    email_port: Annotated[StrictInt, Field(ge=1, le=65535)] = 25
+    email_port: Port = 25
     email_from: Annotated[str, Field(min_length=1, max_length=320)]
     email_to: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=320)]],
@@ -271,15 +310,15 @@ class SettingsPatch(BaseModel):
     rho_unrated: RhoUnrated | None = None
     interval_method: IntervalMethod | None = None
     interval_level: Annotated[float, Strict(), Field(ge=0.5, lt=1.0)] | None = None
-    bootstrap_resamples: Annotated[StrictInt, Field(ge=10, le=100_000)] | None = None
+    bootstrap_resamples: Resamples | None = None
     windows_days: (
         Annotated[
-            list[Annotated[StrictInt, Field(ge=1, le=9999)]],
+            list[WindowDays],
             Field(max_length=10, description="rolling windows in days; [] for none"),
         ]
         | None
     ) = None
-    recompute_interval_seconds: Annotated[StrictInt, Field(ge=1, le=30 * 86400)] | None = None
+    recompute_interval_seconds: RecomputeSeconds | None = None
 
     def fields(self) -> dict[str, Any]:
         return {name: value for name, value in dict(self).items() if value is not None}

@@ -161,7 +161,7 @@ def create_rule(slug: Slug, body: Annotated[RuleIn, Body()], uow: WriteUow, _: A
         return rule_out(service.add_rule(uow, slug, spec))
 
 
-@router.post("/{slug}/alerts/rules/defaults", response_model=RuleList)
+@router.post("/{slug}/alerts/defaults", response_model=RuleList)
 def install_default_rules(slug: Slug, body: DefaultRulesIn, uow: WriteUow, _: Admin) -> RuleList:
     """Install the ready-made rules (kappa_S and rho lower bound below 0.667, a rater's
     self-agreement dropping by more than 0.15 in 7 days); returns those added (admin)."""

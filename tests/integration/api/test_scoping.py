@@ -23,7 +23,7 @@ BODIES = {
         "condition": "below",
         "threshold": 0.5,
     },
-    ("POST", "/api/v1/projects/{slug}/alerts/rules/defaults"): {"channels": []},
+    ("POST", "/api/v1/projects/{slug}/alerts/defaults"): {"channels": []},
     ("POST", "/api/v1/projects/{slug}/alerts/channels"): {"name": "new-log", "kind": "log"},
     ("POST", "/api/v1/projects/{slug}/alerts/silences"): {
         "ends_at": "2099-01-01T00:00:00Z",
