@@ -26,6 +26,8 @@ from auditor.domain import CollapsePolicy, LabelArrays
 _DENSE_SLOTS_PER_LABEL = 4
 # Largest dense (items x raters) presence matrix the group table will build (float64 cells).
 MAX_PRESENCE_CELLS = 1 << 25
+# ... and at most this many cells per group label.
+PRESENCE_OCCUPANCY = 4
 
 
 def _first_bad(mask: np.ndarray) -> int:
@@ -227,7 +229,10 @@ class GroupTable:
         With few raters, sums over the raters of an item become one matrix product.
         """
         n_raters = self.rater_counts.shape[0]
-        if self.n_pairable * n_raters > MAX_PRESENCE_CELLS:
+        cells = self.n_pairable * n_raters
+        # bounded in size, and only where items carry a fair share of the raters: with many
+        # raters and few labels per item a dense matrix would be mostly zeros
+        if cells > MAX_PRESENCE_CELLS or cells > PRESENCE_OCCUPANCY * self.label_item.shape[0]:
             return None
         dense = np.zeros(self.n_pairable * n_raters)
         dense[self.label_item * n_raters + self.label_rater] = 1.0

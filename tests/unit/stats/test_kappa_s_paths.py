@@ -1,5 +1,6 @@
 """The kappa_S jackknife has a dense-block path and a within-item-pairs path (chosen by how
-many raters an item carries); both must give the same leave-one-out values."""
+many raters an item carries); both must give the same leave-one-out values. The same for the rater sums of the group table
+(dense presence product or bincounts)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,17 @@ def test_paths_agree_across_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     dense, pairs = _both(table, monkeypatch)
     assert np.isfinite(dense).all()
     assert np.allclose(dense, pairs, rtol=0, atol=1e-12)
+
+
+def test_sparse_rater_sums_equal_the_dense_product(monkeypatch: pytest.MonkeyPatch) -> None:
+    labels = synthetic_project(2000, 8, missing=0.5, seed=6)
+    cells = tables.collapse(labels)
+    per_rater = np.random.default_rng(1).random((labels.n_raters, 3))
+    dense = tables.group_table(cells, labels.rater_is_model)
+    assert dense.presence is not None
+    monkeypatch.setattr(tables, "PRESENCE_OCCUPANCY", 0)
+    sparse = tables.group_table(cells, labels.rater_is_model)
+    assert sparse.presence is None
+    assert np.allclose(sparse.sum_over_raters(per_rater), dense.sum_over_raters(per_rater))
+    per_item = np.random.default_rng(2).random((dense.n_pairable, 3))
+    assert np.allclose(sparse.sum_over_items(per_item), dense.sum_over_items(per_item))
