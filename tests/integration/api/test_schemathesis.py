@@ -49,7 +49,9 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", 401, 403, 404, 409, 
 # 204. (A truly bad silence_id never reaches the route: FastAPI answers 422.)
 [[operations]]
 include-path-regex = "/alerts/silences/[^/]+/end$"
-checks.negative_data_rejection.expected-statuses = [204, 400, 401, 403, 404, 405, 406, 409, 415, 422, 428, 429]
+checks.negative_data_rejection.expected-statuses = [
+    204, 400, 401, 403, 404, 405, 406, 409, 415, 422, 428, 429
+]
 """
 
 
