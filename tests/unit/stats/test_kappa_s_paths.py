@@ -1,6 +1,6 @@
 """The kappa_S jackknife has a dense-block path and a within-item-pairs path (chosen by how
-many raters an item carries); both must give the same leave-one-out values. The same for the rater sums of the group table
-(dense presence product or bincounts)."""
+many raters an item carries); both must give the same leave-one-out values. The same for
+the rater sums of the group table (dense presence product or bincounts)."""
 
 from __future__ import annotations
 
