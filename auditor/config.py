@@ -46,6 +46,17 @@ class Settings(BaseSettings):
         default=None,
         description="Bearer token for GET /metrics; unset, /metrics is open (bind it privately).",
     )
+    dashboard_token: SecretStr | None = Field(
+        default=None,
+        description=(
+            "Operator token for the dashboard (Bearer or the /login cookie). Unset: the "
+            "dashboard answers loopback clients only."
+        ),
+    )
+    broker_key_prefix: str | None = Field(
+        default=None,
+        description="Prefix of every broker key, so deployments can share one Redis database.",
+    )
     log_level: str = "INFO"
 
 

@@ -17,7 +17,6 @@ for each dirty project. If Redis loses its data, the next scan finds the same pr
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from celery import Celery
@@ -25,8 +24,8 @@ from celery.signals import beat_init, worker_init
 
 from auditor.config import Settings, get_settings
 
-# Optional prefix of every broker key, so several deployments (or test runs) can share one
-# Redis database. Read here rather than in Settings because only the Celery shell uses it.
+# Optional prefix of every broker key (Settings.broker_key_prefix), so several deployments
+# (or test runs) can share one Redis database.
 BROKER_KEY_PREFIX_ENV = "AUDITOR_BROKER_KEY_PREFIX"
 
 SCAN_TASK = "auditor.scan"
@@ -49,7 +48,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "unacked_restore_interval": max(1, min(10, visibility // 10)),
         "unacked_restore_throttle": 1,
     }
-    prefix = os.environ.get(BROKER_KEY_PREFIX_ENV)
+    prefix = settings.broker_key_prefix
     if prefix:
         transport_options["global_keyprefix"] = prefix
     return {

@@ -19,9 +19,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-import os
 
 from starlette.requests import Request
+
+from auditor.config import Settings
 
 TOKEN_ENV = "AUDITOR_DASHBOARD_TOKEN"
 COOKIE = "auditor_dashboard"
@@ -42,7 +43,9 @@ class DashboardAccess:
 
     @classmethod
     def from_environment(cls) -> DashboardAccess:
-        return cls(os.environ.get(TOKEN_ENV))
+        # A fresh Settings, not the cached one: the token is read when the app is built.
+        token = Settings().dashboard_token
+        return cls(token.get_secret_value() if token is not None else None)
 
     def cookie_value(self) -> str:
         if self.token is None:
