@@ -24,10 +24,9 @@ from auditor.services import ServiceError
 from auditor.services.ingest import (
     RACE_RETRIES,
     IngestResult,
-    _category_ids,
-    _project,
-    _write_batch,
+    find_project,
     ingest_labels,
+    write_labels,
 )
 from auditor.storage import api_repository as repo
 from auditor.storage.db import utc_now
@@ -74,7 +73,7 @@ def _post_once(
     uow: UnitOfWork, slug: str, batch: RawBatch, key: str, request_hash: str
 ) -> PostResult:
     with uow:
-        project = _project(uow, slug)
+        project = find_project(uow, slug)
         session = uow.session
         if not repo.claim_idempotency_key(session, project.id, key, request_hash, utc_now()):
             stored = repo.find_idempotency_record(session, project.id, key)
@@ -86,9 +85,7 @@ def _post_once(
                     f"Idempotency-Key {key!r} was already used with a different request body"
                 )
             return PostResult(status, response, True)
-        categories = _category_ids(uow, project)
-        inserted, duplicates = _write_batch(uow, project, categories, batch, None)
-        body = _body(IngestResult(inserted, duplicates, uow.labels.max_label_id(project.id)))
+        body = _body(write_labels(uow, project, batch))
         repo.finish_idempotency_key(session, project.id, key, 200, body)
         uow.commit()
     return PostResult(200, body, False)

@@ -68,12 +68,9 @@ def ingest_labels(
     for attempt in range(RACE_RETRIES):
         try:
             with uow:
-                project = _project(uow, project_slug)
-                categories = _category_ids(uow, project)
-                inserted, duplicates = _write_batch(uow, project, categories, batch, received_at)
-                max_id = uow.labels.max_label_id(project.id)
+                result = write_labels(uow, find_project(uow, project_slug), batch, received_at)
                 uow.commit()
-            return IngestResult(inserted, duplicates, max_id)
+            return result
         except WriteConflict:
             # A concurrent writer won a deadlock or wrote one of our client keys first: the
             # retry sees its rows (as duplicates, for keys).
@@ -93,7 +90,7 @@ def import_batches(
     result = ImportResult()
     received_at = utc_now()
     with uow:
-        project = _project(uow, project_slug)
+        project = find_project(uow, project_slug)
         categories = _category_ids(uow, project)
         names = list(categories)
         for batch, checked in _validated(batches, names):
@@ -132,11 +129,22 @@ def _validated(
             yield batch, rejection
 
 
-def _project(uow: UnitOfWork, slug: str) -> Project:
+def find_project(uow: UnitOfWork, slug: str) -> Project:
     project = uow.projects.get(slug)
     if project is None:
         raise NotFound(f"no project {slug!r}")
     return project
+
+
+def write_labels(
+    uow: UnitOfWork, project: Project, batch: RawBatch, received_at: datetime | None = None
+) -> IngestResult:
+    """Validate and write one batch inside the caller's unit of work (the caller commits), so
+    other writes (an idempotency record) can share the transaction. Raises like
+    ``ingest_labels``."""
+    categories = _category_ids(uow, project)
+    inserted, duplicates = _write_batch(uow, project, categories, batch, received_at)
+    return IngestResult(inserted, duplicates, uow.labels.max_label_id(project.id))
 
 
 def _category_ids(uow: UnitOfWork, project: Project) -> dict[str, int]:
