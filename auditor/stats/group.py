@@ -226,16 +226,15 @@ def leave_one_out_s_intervals(
         estimate = float(_s_of_totals(totals, k))
         if not np.isfinite(estimate):
             continue
-        # (share - e_c) . (chance total - Ae_l), per label, in place
+        # (share - e_c) . (chance total - Ae_l) = (chance total - Ae_l) . share - its c entry
         np.subtract(totals[3 + k :], chance, out=chance)
-        shares = np.broadcast_to(share, chance.shape).copy()
-        shares[np.arange(mine.shape[0]), given] -= 1.0
-        chance *= shares
-        del shares
+        dot = chance @ share
+        dot -= chance[np.arange(mine.shape[0]), given]
+        del chance
         left = n - 1.0
         values = s_from(
             safe_ratio(totals[1] - ao, left),
-            safe_ratio(chance.sum(axis=1), left**2),
+            safe_ratio(dot, left**2),
             safe_ratio(totals[2] - amax, left),
         )
         interval = jackknife(estimate, values, level)
