@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 
 import typer
+
+from auditor.storage.db import describe_database_error
 
 app = typer.Typer(
     name="auditor",
@@ -35,4 +38,13 @@ _register_commands()
 
 
 def main() -> None:
-    app()
+    # A wrong URL, a server that is down or a schema never created is the user's to fix:
+    # one line naming it, exit 1, instead of a driver traceback. Anything else still raises.
+    try:
+        app()
+    except Exception as error:
+        message = describe_database_error(error)
+        if message is None:
+            raise
+        typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
+        sys.exit(1)

@@ -17,14 +17,20 @@ def register(app: typer.Typer) -> None:
     def upgrade(revision: str = typer.Argument("head", help="Target revision.")) -> None:
         """Apply migrations up to REVISION (default: the newest)."""
         url = get_settings().database_url
-        migrate.upgrade(url, revision)
+        try:
+            migrate.upgrade(url, revision)
+        except migrate.UnknownRevisionError as error:
+            fail(str(error), code=2)
         typer.echo(f"database at revision {migrate.current(url)}")
 
     @db.command("downgrade")
     def downgrade(revision: str = typer.Argument(..., help="Target revision, or 'base'.")) -> None:
         """Undo migrations down to REVISION ('base' drops every table)."""
         url = get_settings().database_url
-        migrate.downgrade(url, revision)
+        try:
+            migrate.downgrade(url, revision)
+        except migrate.UnknownRevisionError as error:
+            fail(str(error), code=2)
         typer.echo(f"database at revision {migrate.current(url) or 'base'}")
 
     @db.command("check")

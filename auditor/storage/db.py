@@ -132,3 +132,21 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         connection.exec_driver_sql(f"BEGIN {mode}")
 
     return engine
+
+
+def describe_database_error(error: BaseException) -> str | None:
+    """A one-line explanation of a database error a user can fix (bad URL, server down,
+    schema not created), or None for anything else (a bug: let it raise with its traceback)."""
+    from sqlalchemy.exc import ArgumentError, OperationalError, ProgrammingError
+
+    if isinstance(error, ArgumentError):
+        return f"AUDITOR_DATABASE_URL is not a database URL: {error}"
+    if isinstance(error, OperationalError | ProgrammingError):
+        text = str(error.orig) if error.orig is not None else str(error)
+        first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
+        missing_table = "no such table" in text or ("relation" in text and "does not exist" in text)
+        if missing_table:
+            return f"the database has no auditor schema yet ({first}): run `auditor db upgrade`"
+        if isinstance(error, OperationalError):
+            return f"cannot use the database at AUDITOR_DATABASE_URL: {first}"
+    return None

@@ -1,0 +1,101 @@
+"""Mistakes a user makes at the command line end in one line naming the mistake and a
+non-zero exit, not a driver traceback (found by QA on a fresh clone)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from auditor.cli import app
+from auditor.config import get_settings
+from auditor.services.audit import find_project_id, recompute_project
+from auditor.services.ingest import ingest_labels
+from auditor.services.projects import create_project
+from auditor.storage import migrate
+from auditor.storage.db import make_engine
+from auditor.storage.unit_of_work import UnitOfWork
+
+
+def _auditor(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    # A real process: the console entry point (auditor.cli.main) is what turns errors into
+    # messages, and CliRunner does not go through it.
+    code = "import sys; from auditor.cli import main; sys.argv[0] = 'auditor'; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"AUDITOR_DATABASE_URL": url, "PATH": "/usr/bin:/bin"},
+    )
+
+
+def test_unknown_revision_is_a_usage_error_naming_the_known_ones(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'rev.db'}"
+    for command in ("upgrade", "downgrade"):
+        result = _auditor(url, "db", command, "zzz")
+        assert result.returncode == 2, result.stderr
+        assert "Traceback" not in result.stderr
+        assert "revision 'zzz'" in result.stderr and "known revisions: base, 0001" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("sqlite:///{tmp}/never-upgraded.db", "run `auditor db upgrade`"),
+        ("sqlite:///{tmp}/no/such/dir/x.db", "cannot use the database at AUDITOR_DATABASE_URL"),
+        ("not a url", "AUDITOR_DATABASE_URL is not a database URL"),
+    ],
+)
+def test_database_problems_are_one_line(tmp_path: Path, url: str, expected: str) -> None:
+    result = _auditor(url.format(tmp=tmp_path), "project", "list")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert expected in result.stderr
+
+
+def test_bugs_still_raise_with_their_traceback(tmp_path: Path) -> None:
+    # Only database errors a user can fix are translated; others keep the traceback.
+    from auditor.storage.db import describe_database_error
+
+    assert describe_database_error(KeyError("x")) is None
+
+
+@pytest.fixture
+def history_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> UnitOfWork:
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    migrate.upgrade(url)
+    monkeypatch.setenv("AUDITOR_DATABASE_URL", url)
+    get_settings.cache_clear()
+    uow = UnitOfWork(make_engine(url))
+    create_project(uow, "h", ["a", "b"])
+    t0 = datetime.now(UTC) - timedelta(hours=1)
+    rows = [
+        {"item": f"i{i}", "rater": r, "label": "ab"[(i * (1 + (r == "y"))) % 3 % 2],
+         "labeled_at": t0 + timedelta(seconds=i)}
+        for i in range(20)
+        for r in ("x", "y")
+    ]  # fmt: skip
+    ingest_labels(uow, "h", rows)
+    recompute_project(uow, find_project_id(uow, "h"))
+    yield uow
+    get_settings.cache_clear()
+
+
+def test_history_pair_in_either_order_and_project_metric_message(history_db) -> None:
+    runner = CliRunner()
+    forward = runner.invoke(app, ["history", "h", "--metric", "cohen_kappa",
+                                  "--subject", "pair:x|y", "--scope", "cumulative"])  # fmt: skip
+    backward = runner.invoke(app, ["history", "h", "--metric", "cohen_kappa",
+                                   "--subject", "pair:y|x", "--scope", "cumulative"])  # fmt: skip
+    assert forward.exit_code == 0 and backward.exit_code == 0, backward.output
+    assert backward.stdout == forward.stdout and "cumulative" in forward.stdout
+
+    unknown = runner.invoke(app, ["history", "h", "--metric", "bogus"])
+    assert unknown.exit_code == 1
+    assert "has no 'bogus' for the project; known project metrics" in unknown.stderr
+    assert "project ''" not in unknown.stderr
