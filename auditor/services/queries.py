@@ -84,11 +84,17 @@ def metric_history(
         rows = repo.history(
             uow.session, project_id, metric, kind, subject_id, scope_names, since, until
         )
+        # A pair is one subject whichever rater is named first: "pair:B|A" finds "A|B".
+        first, _, second = subject_id.partition("|")
+        names = {subject_id, f"{second}|{first}"} if kind == "pair" else {subject_id}
+        if not rows and kind == "pair":
+            rows = repo.history(
+                uow.session, project_id, metric, kind, f"{second}|{first}", scope_names,
+                since, until,
+            )  # fmt: skip
         if not rows:
             known = repo.known_metrics(uow.session, project_id)
-            if known and not any(
-                m == metric and k == kind and s == subject_id for m, k, s in known
-            ):
+            if known and not any(m == metric and k == kind and s in names for m, k, s in known):
                 metrics = sorted({m for m, k, _ in known if k == kind}) or sorted(
                     {m for m, *_ in known}
                 )
@@ -98,9 +104,8 @@ def metric_history(
                     if subjects
                     else f"known {kind} metrics: {', '.join(metrics)}"
                 )
-                raise Invalid(
-                    f"project {slug!r} has no {metric!r} for {kind} {subject_id!r}; {detail}"
-                )
+                target = "the project" if kind == "project" else f"{kind} {subject_id!r}"
+                raise Invalid(f"project {slug!r} has no {metric!r} for {target}; {detail}")
     return [HistoryPoint(**row) for row in rows]
 
 
