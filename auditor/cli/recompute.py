@@ -25,6 +25,7 @@ from auditor.services.audit import RecomputeInterrupted, find_project_id, recomp
 from auditor.services.embedded import run_embedded
 from auditor.services.queries import metric_history, snapshot_view
 from auditor.snapshots.scopes import CUMULATIVE
+from auditor.storage.db import display_url
 
 
 class OutputFormat(StrEnum):
@@ -176,8 +177,11 @@ def register(app: typer.Typer) -> None:
         )
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        where = display_url(settings.database_url)
         typer.echo(
-            f"auditor run: scanning {settings.database_url} every {every:g} s (Ctrl-C stops)",
+            f"auditor run: one scan of {where}"
+            if once
+            else f"auditor run: scanning {where} every {every:g} s (Ctrl-C stops)",
             err=True,
         )
         try:

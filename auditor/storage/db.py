@@ -150,3 +150,11 @@ def describe_database_error(error: BaseException) -> str | None:
         if isinstance(error, OperationalError):
             return f"cannot use the database at AUDITOR_DATABASE_URL: {first}"
     return None
+
+
+def display_url(url: str) -> str:
+    """``url`` with its password masked, for banners and logs."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # an unparsable URL fails later with its own message; never echo it
+        return "<unparsable AUDITOR_DATABASE_URL>"

@@ -99,3 +99,16 @@ def test_history_pair_in_either_order_and_project_metric_message(history_db) -> 
     assert unknown.exit_code == 1
     assert "has no 'bogus' for the project; known project metrics" in unknown.stderr
     assert "project ''" not in unknown.stderr
+
+
+def test_run_once_banner_hides_the_password(tmp_path: Path) -> None:
+    from auditor.storage.db import display_url
+
+    assert display_url("postgresql+psycopg://u:s3cret@db:5432/x") == (
+        "postgresql+psycopg://u:***@db:5432/x"
+    )
+    url = f"sqlite:///{tmp_path / 'run.db'}"
+    migrate.upgrade(url)
+    result = _auditor(url, "run", "--once")
+    assert result.returncode == 0, result.stderr
+    assert "one scan of sqlite:///" in result.stderr and "Ctrl-C" not in result.stderr
