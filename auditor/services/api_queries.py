@@ -10,9 +10,15 @@ from datetime import datetime
 from typing import Any
 
 from auditor.services import Invalid, NotFound
-from auditor.services.queries import SNAPSHOT_METADATA
+from auditor.services.queries import (
+    SNAPSHOT_METADATA,
+    explain_empty_series,
+    project_id_for,
+    reversed_pair,
+    scope_name,
+)
 from auditor.snapshots.points import parse_subject
-from auditor.snapshots.scopes import CUMULATIVE, parse_scope
+from auditor.snapshots.scopes import CUMULATIVE
 from auditor.storage import alert_repository
 from auditor.storage import api_repository as repo
 from auditor.storage import snapshot_repository as snapshots
@@ -22,28 +28,14 @@ RATER_METRICS = ("self_agreement", "random_choice", "s_vs_group")
 MODEL_METRICS = ("s", "kappa_va")
 
 
-def _project_id(uow: UnitOfWork, slug: str) -> int:
-    project = snapshots.find_project(uow.session, slug=slug)
-    if project is None:
-        raise NotFound(f"no project {slug!r}")
-    return project.id
-
-
-def _scope(scope: str) -> str:
-    try:
-        return parse_scope(scope).name
-    except ValueError as error:
-        raise Invalid(str(error)) from None
-
-
 def list_raters(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[dict]:
     with uow:
-        return repo.list_raters(uow.session, _project_id(uow, slug), after, limit)
+        return repo.list_raters(uow.session, project_id_for(uow, slug), after, limit)
 
 
 def get_rater(uow: UnitOfWork, slug: str, rater: str) -> dict:
     with uow:
-        found = repo.find_rater(uow.session, _project_id(uow, slug), rater)
+        found = repo.find_rater(uow.session, project_id_for(uow, slug), rater)
     if found is None:
         raise NotFound(f"project {slug!r} has no rater {rater!r}")
     return found
@@ -51,12 +43,12 @@ def get_rater(uow: UnitOfWork, slug: str, rater: str) -> dict:
 
 def list_items(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[dict]:
     with uow:
-        return repo.list_items(uow.session, _project_id(uow, slug), after, limit)
+        return repo.list_items(uow.session, project_id_for(uow, slug), after, limit)
 
 
 def get_item(uow: UnitOfWork, slug: str, item: str) -> dict:
     with uow:
-        found = repo.find_item(uow.session, _project_id(uow, slug), item)
+        found = repo.find_item(uow.session, project_id_for(uow, slug), item)
     if found is None:
         raise NotFound(f"project {slug!r} has no item {item!r}")
     return found
@@ -66,21 +58,21 @@ def list_sessions(
     uow: UnitOfWork, slug: str, rater: str | None, after: int | None, limit: int
 ) -> list[dict]:
     with uow:
-        return repo.list_sessions(uow.session, _project_id(uow, slug), rater, after, limit)
+        return repo.list_sessions(uow.session, project_id_for(uow, slug), rater, after, limit)
 
 
 def list_snapshots(
     uow: UnitOfWork, slug: str, scope: str | None, before: int | None, limit: int
 ) -> list[dict]:
-    scope_name = _scope(scope) if scope is not None else None
+    name = scope_name(scope) if scope is not None else None
     with uow:
-        return repo.list_snapshots(uow.session, _project_id(uow, slug), scope_name, before, limit)
+        return repo.list_snapshots(uow.session, project_id_for(uow, slug), name, before, limit)
 
 
 def get_snapshot(uow: UnitOfWork, slug: str, snapshot_id: int) -> dict[str, Any]:
     """One snapshot in full: the ``auditor stats --json`` shape plus its metadata."""
     with uow:
-        found = repo.find_snapshot(uow.session, _project_id(uow, slug), snapshot_id)
+        found = repo.find_snapshot(uow.session, project_id_for(uow, slug), snapshot_id)
     if found is None:
         raise NotFound(f"project {slug!r} has no snapshot {snapshot_id}")
     metadata = {key: found[key] for key in SNAPSHOT_METADATA}
@@ -111,12 +103,20 @@ def history(
         return []  # an empty range: nothing in it (not an error for a range query)
     if max_points < 1:
         raise Invalid("points must be at least 1")
-    names = [_scope(s) for s in scopes] if scopes else None
+    names = [scope_name(s) for s in scopes] if scopes else None
     with uow:
-        project_id = _project_id(uow, slug)
-        return repo.downsampled_history(
+        project_id = project_id_for(uow, slug)
+        rows = repo.downsampled_history(
             uow.session, project_id, metric, kind, subject_id, names, since, until, max_points
         )
+        other = reversed_pair(kind, subject_id)
+        if not rows and other is not None:
+            rows = repo.downsampled_history(
+                uow.session, project_id, metric, kind, other, names, since, until, max_points
+            )
+        if not rows:
+            explain_empty_series(uow, slug, project_id, metric, kind, subject_id, names)
+        return rows
 
 
 def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) -> dict[str, Any]:
@@ -124,7 +124,7 @@ def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) 
     random-choice share, S against the group (models: S and kappa_VA), the rater's row of
     pairwise Cohen kappa, and the history of each of those rater metrics."""
     with uow:
-        project_id = _project_id(uow, slug)
+        project_id = project_id_for(uow, slug)
         found = repo.find_rater(uow.session, project_id, rater)
         if found is None:
             raise NotFound(f"project {slug!r} has no rater {rater!r}")

@@ -45,18 +45,67 @@ class HistoryPoint:
     snapshot_id: int
 
 
-def _project_id(uow: UnitOfWork, slug: str) -> int:
+def project_id_for(uow: UnitOfWork, slug: str) -> int:
+    """The id of project ``slug``; ``NotFound`` when there is none."""
     project = repo.find_project(uow.session, slug=slug)
     if project is None:
         raise NotFound(f"no project {slug!r}")
     return project.id
 
 
-def _scope_name(scope: str) -> str:
+def scope_name(scope: str) -> str:
+    """The canonical name of a scope ("cumulative", "7d"); ``Invalid`` when unparsable."""
     try:
         return parse_scope(scope).name
     except ValueError as error:
         raise Invalid(str(error)) from None
+
+
+def reversed_pair(kind: str, subject_id: str) -> str | None:
+    """A pair is one subject whichever rater is named first: "B|A" also finds "A|B"."""
+    if kind != "pair":
+        return None
+    first, _, second = subject_id.partition("|")
+    return f"{second}|{first}"
+
+
+def explain_empty_series(
+    uow: UnitOfWork,
+    slug: str,
+    project_id: int,
+    metric: str,
+    kind: str,
+    subject_id: str,
+    scope_names: list[str] | None,
+) -> None:
+    """Called when a history query found no point: raise ``Invalid`` naming what the project
+    does report when the scope, metric or subject is one it never had; return quietly when
+    they are known and the range was simply empty."""
+    known = repo.known_metrics(uow.session, project_id)
+    if not known:
+        return  # no snapshot yet: an empty history is the honest answer
+    if scope_names:
+        project = repo.find_project(uow.session, project_id=project_id)
+        settings = project.settings if project is not None else None
+        computed = {CUMULATIVE} | {f"{d}d" for d in (settings.windows_days if settings else ())}
+        unknown = [name for name in scope_names if name not in computed]
+        if unknown:
+            raise Invalid(
+                f"project {slug!r} has no scope {unknown[0]!r}; its scopes: "
+                + ", ".join(sorted(computed))
+            )
+    names = {subject_id, reversed_pair(kind, subject_id) or subject_id}
+    if any(m == metric and k == kind and s in names for m, k, s in known):
+        return
+    metrics = sorted({m for m, k, _ in known if k == kind}) or sorted({m for m, *_ in known})
+    subjects = sorted({s for m, k, s in known if m == metric and k == kind})
+    detail = (
+        f"known {kind} subjects for {metric}: {', '.join(subjects[:20])}"
+        if subjects
+        else f"known {kind} metrics: {', '.join(metrics)}"
+    )
+    target = "the project" if kind == "project" else f"{kind} {subject_id!r}"
+    raise Invalid(f"project {slug!r} has no {metric!r} for {target}; {detail}")
 
 
 def metric_history(
@@ -76,36 +125,21 @@ def metric_history(
         kind, subject_id = parse_subject(subject)
     except ValueError as error:
         raise Invalid(str(error)) from None
-    scope_names = [_scope_name(s) for s in scopes] if scopes else None
+    scope_names = [scope_name(s) for s in scopes] if scopes else None
     if since is not None and until is not None and since > until:
-        raise Invalid(f"--since {since.isoformat()} is after --until {until.isoformat()}")
+        raise Invalid(f"since {since.isoformat()} is after until {until.isoformat()}")
     with uow:
-        project_id = _project_id(uow, slug)
+        project_id = project_id_for(uow, slug)
         rows = repo.history(
             uow.session, project_id, metric, kind, subject_id, scope_names, since, until
         )
-        # A pair is one subject whichever rater is named first: "pair:B|A" finds "A|B".
-        first, _, second = subject_id.partition("|")
-        names = {subject_id, f"{second}|{first}"} if kind == "pair" else {subject_id}
-        if not rows and kind == "pair":
+        other = reversed_pair(kind, subject_id)
+        if not rows and other is not None:
             rows = repo.history(
-                uow.session, project_id, metric, kind, f"{second}|{first}", scope_names,
-                since, until,
-            )  # fmt: skip
+                uow.session, project_id, metric, kind, other, scope_names, since, until
+            )
         if not rows:
-            known = repo.known_metrics(uow.session, project_id)
-            if known and not any(m == metric and k == kind and s in names for m, k, s in known):
-                metrics = sorted({m for m, k, _ in known if k == kind}) or sorted(
-                    {m for m, *_ in known}
-                )
-                subjects = sorted({s for m, k, s in known if m == metric and k == kind})
-                detail = (
-                    f"known {kind} subjects for {metric}: {', '.join(subjects[:20])}"
-                    if subjects
-                    else f"known {kind} metrics: {', '.join(metrics)}"
-                )
-                target = "the project" if kind == "project" else f"{kind} {subject_id!r}"
-                raise Invalid(f"project {slug!r} has no {metric!r} for {target}; {detail}")
+            explain_empty_series(uow, slug, project_id, metric, kind, subject_id, scope_names)
     return [HistoryPoint(**row) for row in rows]
 
 
@@ -114,13 +148,13 @@ def snapshot_view(
 ) -> dict[str, Any]:
     """The snapshot of ``scope`` in force at ``at`` (default: the latest), as the
     ``auditor stats --json`` shape plus a ``snapshot`` object of metadata."""
-    scope_name = _scope_name(scope)
+    name = scope_name(scope)
     with uow:
-        project_id = _project_id(uow, slug)
-        found = repo.snapshot_at(uow.session, project_id, scope_name, at)
+        project_id = project_id_for(uow, slug)
+        found = repo.snapshot_at(uow.session, project_id, name, at)
     if found is None:
         when = f" at or before {at.isoformat()}" if at is not None else ""
-        raise NotFound(f"project {slug!r} has no {scope_name} snapshot{when}")
+        raise NotFound(f"project {slug!r} has no {name} snapshot{when}")
     metadata = {key: found[key] for key in SNAPSHOT_METADATA}
     for key in ("as_of", "computed_at", "window_start", "window_end"):
         if metadata[key] is not None:
@@ -131,4 +165,4 @@ def snapshot_view(
 
 def snapshot_counts(uow: UnitOfWork, slug: str) -> dict[str, int]:
     with uow:
-        return repo.count_snapshots(uow.session, _project_id(uow, slug))
+        return repo.count_snapshots(uow.session, project_id_for(uow, slug))

@@ -177,3 +177,26 @@ def test_router_errors_use_the_one_shape(world) -> None:
     assert wrong.status_code == 405 and _error(wrong)["code"] == "method_not_allowed"
     bad = world.client.get("/api/v1/projects/alpha/history", headers=world.auth())
     assert bad.status_code == 422 and _error(bad)["details"][0]["location"] == ["query", "metric"]
+
+
+def test_history_names_what_the_project_reports_instead_of_an_empty_answer(world) -> None:
+    client, url, auth = world.client, "/api/v1/projects/alpha/history", world.auth(role="read")
+    bogus = client.get(url, params={"metric": "bogus"}, headers=auth)
+    assert bogus.status_code == 422, bogus.text
+    assert "no 'bogus'" in _error(bogus)["message"] and "kappa_s" in _error(bogus)["message"]
+    scope = client.get(url, params={"metric": "kappa_s", "scope": "9d"}, headers=auth)
+    assert scope.status_code == 422 and "no scope '9d'" in _error(scope)["message"], scope.text
+    # A pair is one subject whichever rater is named first.
+    forward = client.get(
+        url, params={"metric": "cohen_kappa", "subject": "pair:a1|a2"}, headers=auth
+    )
+    backward = client.get(
+        url, params={"metric": "cohen_kappa", "subject": "pair:a2|a1"}, headers=auth
+    )
+    assert forward.status_code == 200 and forward.json()["points"], forward.text
+    assert backward.json()["points"] == forward.json()["points"]
+    # A known series over an empty range is simply empty.
+    empty = client.get(
+        url, params={"metric": "kappa_s", "until": "2000-01-01T00:00:00Z"}, headers=auth
+    )
+    assert empty.status_code == 200 and empty.json()["points"] == []

@@ -97,6 +97,10 @@ def test_recompute_history_snapshot_and_run(db):
     old = invoke("snapshot", "cli", "--at", (T0 - timedelta(days=1)).isoformat())
     assert old.exit_code == 1 and "no cumulative snapshot at or before" in old.output
 
+    # A scope the project does not compute is an error, not an empty table.
+    nine = invoke("history", "cli", "--metric", "kappa_s", "--scope", "9d")
+    assert nine.exit_code == 1 and "no scope '9d'; its scopes: 7d, cumulative" in nine.output
+
 
 def test_errors_name_the_problem(db, monkeypatch):
     assert "no project 'nope'" in invoke("recompute", "nope").output
