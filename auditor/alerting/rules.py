@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
 
+from auditor.stats import PROJECT_MEASURES
+
 CUMULATIVE = "cumulative"
 _WINDOW = re.compile(r"^[1-9][0-9]{0,3}d$")  # rolling windows are whole days: "7d", "30d"
 _NAME = re.compile(r"^[a-z][a-z0-9_.:-]{0,99}$")
@@ -86,6 +88,15 @@ class SubjectSelector:
         return subject.kind is self.kind and subject.ref == self.ref
 
 
+# The metric points a snapshot holds for each kind of subject (the `auditor stats --json`
+# contract): a rule on any other name could never be judged, so it is refused when saved.
+METRICS_BY_SUBJECT: dict[str, tuple[str, ...]] = {
+    "project": PROJECT_MEASURES,
+    "rater": ("self_agreement", "random_choice", "s_vs_group"),
+    "model": ("s", "kappa_va"),
+}
+
+
 @dataclass(frozen=True)
 class Condition:
     """When an observation is bad. ``drop`` and ``lookback`` are used by ``DROP`` only."""
@@ -146,6 +157,13 @@ class Rule:
             raise ValueError("rule.project must not be empty")
         if not _NAME.match(self.metric):
             raise ValueError(f"rule.metric must be a metric point name, got {self.metric!r}")
+        kind = "rater" if self.subject.kind is SubjectKind.EVERY_RATER else self.subject.kind.value
+        known = METRICS_BY_SUBJECT.get(kind, ())
+        if self.metric not in known:
+            raise ValueError(
+                f"rule.metric {self.metric!r} is not reported for a {kind} subject; "
+                f"known: {', '.join(known)}"
+            )
         if self.scope != CUMULATIVE and not _WINDOW.match(self.scope):
             raise ValueError(f"rule.scope must be 'cumulative' or like '7d', got {self.scope!r}")
         if isinstance(self.min_n, bool) or not isinstance(self.min_n, int) or self.min_n < 1:

@@ -21,6 +21,8 @@ from tests.unit.alerting.support import make
     [
         ({"id": ""}, "rule.id"),
         ({"metric": "Kappa S"}, "rule.metric"),
+        ({"metric": "bogus"}, "rule.metric"),  # a name no snapshot reports: never judged
+        ({"metric": "self_agreement"}, "rule.metric"),  # a rater metric on the project
         ({"scope": "7 days"}, "rule.scope"),
         ({"scope": "0d"}, "rule.scope"),
         ({"min_n": 0}, "rule.min_n"),
@@ -97,3 +99,10 @@ def test_default_rules_match_the_issue():
     assert kappa.for_ == rho.for_ == timedelta(0)
     assert len({r.id for r in (kappa, rho, self_agreement)}) == 3
     assert all(r.channels == ("ops",) for r in (kappa, rho, self_agreement))
+
+
+def test_rater_metrics_are_accepted_for_every_rater_and_model_metrics_for_a_model():
+    make(metric="self_agreement", subject=SubjectSelector(SubjectKind.EVERY_RATER))
+    make(metric="kappa_va", subject=SubjectSelector(SubjectKind.MODEL, "model-v1"))
+    with pytest.raises(ValueError, match="not reported for a model subject"):
+        make(metric="kappa_s", subject=SubjectSelector(SubjectKind.MODEL, "model-v1"))
