@@ -111,7 +111,12 @@ def register(app: typer.Typer) -> None:
         except IngestRejected as rejection:
             fail(rejection_message(file, rejection))
         except (FileFormatError, ValueError) as error:
-            fail(str(error))
+            hint = ""
+            if categories is None and "categories" in str(error):
+                # The vocabulary defaults to the labels seen: a file that uses one category
+                # needs the project's full vocabulary to be measured (and then reads undefined).
+                hint = "; the file uses fewer than 2 labels: give the vocabulary with --categories"
+            fail(f"{error}{hint}")
         if as_json:
             typer.echo(json.dumps(measure_set_to_dict(result), indent=2, allow_nan=False))
         else:

@@ -158,3 +158,13 @@ def test_the_installed_command_runs_as_a_process(label_file: Path) -> None:
     doc = json.loads(done.stdout)
     check_shape(doc)
     assert doc["measures"]["kappa_s"]["ci_low"] is None
+
+
+def test_a_file_with_one_label_suggests_the_vocabulary(tmp_path: Path) -> None:
+    path = tmp_path / "one.csv"
+    path.write_text("item,rater,label\n1,a,x\n1,b,x\n2,a,x\n2,b,x\n", encoding="utf-8")
+    refused = CliRunner().invoke(app, ["stats", str(path)])
+    assert refused.exit_code == 1 and "--categories" in refused.output
+    measured = CliRunner().invoke(app, ["stats", str(path), "--categories", "x,y", "--json"])
+    kappa_s = json.loads(measured.stdout)["measures"]["kappa_s"]
+    assert kappa_s["value"] is None and "single category" in kappa_s["reason"]
