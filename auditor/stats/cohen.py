@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from auditor.stats.intervals import z_value
+from auditor.stats.intervals import UPPER_BOUND, z_value
 from auditor.stats.tables import GroupTable, within_item_pairs
 from auditor.stats.totals import safe_ratio
 
@@ -139,7 +139,8 @@ def jackknife_intervals(confusion: np.ndarray, level: float) -> tuple[np.ndarray
     spread = (weight * (values - mean[:, None]) ** 2).sum(axis=1)
     se = np.sqrt((n - 1) / np.maximum(n, 1) * spread)
     half = z_value(level) * se
-    return np.where(ok, kappa - half, np.nan), np.where(ok, kappa + half, np.nan)
+    high = np.minimum(kappa + half, UPPER_BOUND)
+    return np.where(ok, kappa - half, np.nan), np.where(ok, high, np.nan)
 
 
 def bootstrap_intervals(

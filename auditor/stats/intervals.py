@@ -3,7 +3,10 @@
 References: Efron and Tibshirani (1993), "An Introduction to the Bootstrap", ch. 11 (jackknife
 standard error) and ch. 13 (percentile interval); Shah (2011) Section 4 suggests the jackknife
 for S. The jackknife interval is estimate +- z * se with se^2 = (n-1)/n sum (theta_(i) -
-theta_(.))^2, so it always contains its estimate. The bootstrap draws items with replacement;
+theta_(.))^2, so it always contains its estimate. Every measure of this package is at most 1
+(kappas, S, rho, shares, self-agreement, the R&R terms), so the symmetric normal interval is
+clipped to 1 above: a self-agreement of 0.83 on six repeats reads [0.63, 1], not [0.63, 1.04].
+The bootstrap draws items with replacement;
 each resample is a row of counts W (B, N), generated in chunks so memory stays O(chunk * N).
 """
 
@@ -13,6 +16,9 @@ from collections.abc import Iterator
 from statistics import NormalDist
 
 import numpy as np
+
+# No measure exceeds 1; a normal interval that would is cut there.
+UPPER_BOUND = 1.0
 
 # Bootstrap weight rows per chunk: about 2**24 counts (128 MB of float64) at a time.
 CHUNK_CELLS = 1 << 24
@@ -35,7 +41,7 @@ def jackknife(estimate: float, leave_one_out: np.ndarray, level: float) -> Inter
     centred = leave_one_out - leave_one_out.mean()
     se = float(np.sqrt((n - 1) / n * (centred**2).sum()))
     half = z_value(level) * se
-    return estimate - half, estimate + half, None
+    return estimate - half, min(estimate + half, UPPER_BOUND), None
 
 
 def percentile(replicates: np.ndarray, level: float) -> Interval:
@@ -94,7 +100,9 @@ def grouped_means(
         spread = np.bincount(group, weights=(values - mean[group]) ** 2, minlength=n_groups)
         se = np.sqrt(spread[enough] / (k[enough] * (k[enough] - 1)))
         half = z_value(level) * se
-        low[enough], high[enough] = mean[enough] - half, mean[enough] + half
+        # the values are shares in [0, 1] (self-agreement, random choice): so is their mean
+        low[enough] = np.maximum(mean[enough] - half, 0.0)
+        high[enough] = np.minimum(mean[enough] + half, UPPER_BOUND)
         return low, high
     if rng is None:
         raise ValueError("a bootstrap needs a random generator")

@@ -160,3 +160,20 @@ def test_column_quantile_matches_numpy() -> None:
         np.testing.assert_allclose(
             _column_quantile(ordered, count, q), np.nanquantile(values, q, axis=0), atol=1e-12
         )
+
+
+@pytest.mark.parametrize("method", [IntervalMethod.JACKKNIFE, IntervalMethod.BOOTSTRAP])
+def test_intervals_never_pass_one_and_shares_never_pass_zero(method: IntervalMethod) -> None:
+    # Few, highly consistent repeats: the symmetric normal interval of a self-agreement near 1
+    # would reach above 1 (QA found 0.833 [0.627, 1.040] on the bundled sample).
+    labels = synthetic_project(
+        40, 4, n_categories=3, repeat_share=0.2, presentations=2, reliability=0.97, seed=11
+    )
+    ms = compute_measures(labels, ProjectSettings(interval_method=method))
+    everything = list(ms.measures.values()) + [p.kappa for p in ms.pairwise_cohen]
+    for rater in ms.raters:
+        everything += [rater.self_agreement, rater.random_choice, rater.s_vs_group]
+        for share in (rater.self_agreement, rater.random_choice):
+            assert share.ci_low is None or share.ci_low >= 0.0, share
+    for m in everything:
+        assert m.ci_high is None or m.ci_high <= 1.0, m
