@@ -78,8 +78,9 @@ def explain_empty_series(
     subject_id: str,
     scope_names: list[str] | None,
 ) -> None:
-    """Called when a history query found no point: raise ``Invalid`` naming what the project
-    does report when the scope, metric or subject is one it never had; return quietly when
+    """Called when a history query found no point: raise ``NotFound`` naming what the project
+    does report when the scope, metric or subject is one it never had (there is no such
+    series: a well-formed question about something that does not exist); return quietly when
     they are known and the range was simply empty."""
     known = repo.known_metrics(uow.session, project_id)
     if not known:
@@ -90,7 +91,7 @@ def explain_empty_series(
         computed = {CUMULATIVE} | {f"{d}d" for d in (settings.windows_days if settings else ())}
         unknown = [name for name in scope_names if name not in computed]
         if unknown:
-            raise Invalid(
+            raise NotFound(
                 f"project {slug!r} has no scope {unknown[0]!r}; its scopes: "
                 + ", ".join(sorted(computed))
             )
@@ -105,7 +106,7 @@ def explain_empty_series(
         else f"known {kind} metrics: {', '.join(metrics)}"
     )
     target = "the project" if kind == "project" else f"{kind} {subject_id!r}"
-    raise Invalid(f"project {slug!r} has no {metric!r} for {target}; {detail}")
+    raise NotFound(f"project {slug!r} has no {metric!r} for {target}; {detail}")
 
 
 def metric_history(

@@ -182,10 +182,10 @@ def test_router_errors_use_the_one_shape(world) -> None:
 def test_history_names_what_the_project_reports_instead_of_an_empty_answer(world) -> None:
     client, url, auth = world.client, "/api/v1/projects/alpha/history", world.auth(role="read")
     bogus = client.get(url, params={"metric": "bogus"}, headers=auth)
-    assert bogus.status_code == 422, bogus.text
+    assert bogus.status_code == 404, bogus.text
     assert "no 'bogus'" in _error(bogus)["message"] and "kappa_s" in _error(bogus)["message"]
     scope = client.get(url, params={"metric": "kappa_s", "scope": "9d"}, headers=auth)
-    assert scope.status_code == 422 and "no scope '9d'" in _error(scope)["message"], scope.text
+    assert scope.status_code == 404 and "no scope '9d'" in _error(scope)["message"], scope.text
     # A pair is one subject whichever rater is named first.
     forward = client.get(
         url, params={"metric": "cohen_kappa", "subject": "pair:a1|a2"}, headers=auth
