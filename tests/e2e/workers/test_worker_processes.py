@@ -156,20 +156,22 @@ def test_ten_enqueues_two_workers_never_overlap_and_write_once(cluster, pg_url, 
 
 
 def test_two_beats_give_one_snapshot_per_project_per_tick(cluster, pg_url):
-    # Recomputes slower than a scan, so the second beat's scan finds the project still dirty
-    # and enqueues the same (project, tick) again: the duplicates this test is about.
-    projects = [Project(pg_url, f"twin{i}", interval=2) for i in range(2)]
-    workers = [cluster.worker(f"w{i}", AUDITOR_TEST_RECOMPUTE_DELAY="0.7") for i in range(2)]
+    # Recomputes last two scan intervals, so while one worker holds a recompute the other runs
+    # the scans of both beats, finds the project still dirty in the same tick and enqueues the
+    # same (project, tick) again: the duplicates this test is about. (With recomputes shorter
+    # than a scan, the scans queued behind them and saw the finished snapshot: no duplicate.)
+    projects = [Project(pg_url, f"twin{i}", interval=4) for i in range(2)]
+    workers = [cluster.worker(f"w{i}", AUDITOR_TEST_RECOMPUTE_DELAY="2.0") for i in range(2)]
     cluster.beat("beat1")
     cluster.beat("beat2")
-    deadline = time.monotonic() + 8
+    deadline = time.monotonic() + 13
     watermarks = {}
     while time.monotonic() < deadline:
         for p in projects:
             watermarks[p.id] = p.ingest(n_items=10)
         time.sleep(0.5)
     for p in projects:
-        wait_for(lambda p=p: p.covered(watermarks[p.id]), 15, f"{p.slug} to catch up")
+        wait_for(lambda p=p: p.covered(watermarks[p.id]), 30, f"{p.slug} to catch up")
     log = "".join(w.text() for w in workers)
     slots: dict[str, int] = {}
     for line in log.splitlines():
