@@ -156,12 +156,13 @@ def test_ten_enqueues_two_workers_never_overlap_and_write_once(cluster, pg_url, 
 
 
 def test_two_beats_give_one_snapshot_per_project_per_tick(cluster, pg_url):
-    # Recomputes last two scan intervals, so while one worker holds a recompute the other runs
-    # the scans of both beats, finds the project still dirty in the same tick and enqueues the
-    # same (project, tick) again: the duplicates this test is about. (With recomputes shorter
-    # than a scan, the scans queued behind them and saw the finished snapshot: no duplicate.)
+    # Recomputes last two scan intervals and there is one worker more than projects, so while
+    # the recomputes run a free worker runs the scans of both beats, finds a project still
+    # dirty in the same tick and enqueues the same (project, tick) again: the duplicates this
+    # test is about. (With every worker busy, the scans queued behind the recomputes and saw
+    # the finished snapshots: no duplicate, and the test proved nothing.)
     projects = [Project(pg_url, f"twin{i}", interval=4) for i in range(2)]
-    workers = [cluster.worker(f"w{i}", AUDITOR_TEST_RECOMPUTE_DELAY="2.0") for i in range(2)]
+    workers = [cluster.worker(f"w{i}", AUDITOR_TEST_RECOMPUTE_DELAY="2.0") for i in range(3)]
     cluster.beat("beat1")
     cluster.beat("beat2")
     deadline = time.monotonic() + 13
