@@ -1,0 +1,85 @@
+"""The floor under any ingestion into the labels table (issue 2, item 7's COPY ratio).
+
+Times PostgreSQL's own COPY of the same 1M rows into a bare table and into a table of the
+labels' shape: its primary key and the three indexes the schema needs ((project, id) for the
+watermark and the loader, (project, labeled_at) for the windows, the unique (project, client key)
+constraint), with no reference checks and no parsing in Python. Whatever the service does,
+it cannot be faster than the second figure; its ratio to the first is printed.
+
+    .venv/bin/python benchmarks/copy_floor.py [--rows 1000000]
+
+Runs in a throwaway database (``auditor_floor_<hex>``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import time
+import uuid
+
+import numpy as np
+import psycopg
+
+ADMIN_URL = os.environ.get("AUDITOR_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+COLUMNS = (
+    "id bigint, project_id bigint, item_id bigint, rater_id bigint, session_id bigint, "
+    "category_id bigint, labeled_at bigint, received_at bigint, client_key text"
+)
+
+
+def rows_as_copy_text(n: int) -> bytes:
+    rng = np.random.default_rng(0)
+    item = rng.integers(1, 100_000, n)
+    rater = rng.integers(1, 11, n)
+    category = rng.integers(1, 5, n)
+    at = 1_700_000_000_000_000 + np.arange(n, dtype=np.int64) * 1000
+    out = io.StringIO()
+    for i in range(n):
+        out.write(f"{i + 1}\t1\t{item[i]}\t{rater[i]}\t\\N\t{category[i]}\t{at[i]}\t{at[i]}\t\\N\n")
+    return out.getvalue().encode()
+
+
+def best_copy(connection: psycopg.Connection, table: str, data: bytes, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        connection.execute(f"TRUNCATE {table}")
+        start = time.perf_counter()
+        with connection.cursor().copy(f"COPY {table} FROM STDIN") as copy:
+            copy.write(data)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    name = f"auditor_floor_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        data = rows_as_copy_text(args.rows)
+        url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute(f"CREATE TABLE bare ({COLUMNS})")
+            keyed = COLUMNS.replace("id bigint", "id bigint PRIMARY KEY", 1)
+            db.execute(f"CREATE TABLE shaped ({keyed})")
+            db.execute("CREATE INDEX ON shaped (project_id, id)")
+            db.execute("CREATE INDEX ON shaped (project_id, labeled_at)")
+            db.execute("CREATE UNIQUE INDEX ON shaped (project_id, client_key)")
+            bare = best_copy(db, "bare", data, args.repeat)
+            shaped = best_copy(db, "shaped", data, args.repeat)
+        print(f"load average {os.getloadavg()[0]:.2f}; {args.rows:,} rows")
+        print(f"COPY into a bare table:                 {bare:6.2f} s")
+        print(f"COPY into the labels' shape (PK + 3 indexes, no checks): {shaped:6.2f} s "
+              f"= {shaped / bare:.1f}x the bare COPY")  # fmt: skip
+    finally:
+        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE "{name}"')
+
+
+if __name__ == "__main__":
+    main()
