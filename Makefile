@@ -35,6 +35,7 @@ serve: $(VENV)/.installed
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/stats.py
 	$(BIN)/python benchmarks/ingest.py
+	$(BIN)/python benchmarks/copy_floor.py
 	$(BIN)/python benchmarks/recompute.py
 	$(BIN)/python benchmarks/api.py
 
