@@ -88,14 +88,24 @@ class RecomputeResult:
 
 
 # Called inside the write transaction with the snapshots just inserted, so that whatever it
-# writes (alert state, outbox rows) commits or rolls back together with them. Alerting plugs in
-# here (a later task); the default does nothing.
+# writes (alert state, outbox rows) commits or rolls back together with them. Rule evaluation
+# (``auditor.services.alerts``) is the one hook; ``_ensure_alert_evaluation`` installs it.
 SnapshotHook = Callable[[UnitOfWork, int, Sequence[WrittenSnapshot]], None]
 _snapshot_hooks: list[SnapshotHook] = []
 
 
 def add_snapshot_hook(hook: SnapshotHook) -> None:
-    _snapshot_hooks.append(hook)
+    if hook not in _snapshot_hooks:
+        _snapshot_hooks.append(hook)
+
+
+def _ensure_alert_evaluation() -> None:
+    # Rules are judged after every snapshot, whichever process writes it, so the recompute
+    # installs the evaluation itself rather than trusting each entry point to import it.
+    # Imported here, not at the top: the alert service imports this module.
+    from auditor.services import alerts
+
+    alerts.install_hook()
 
 
 def _last(head: repo.SnapshotHead | None) -> LastSnapshot | None:
@@ -280,6 +290,7 @@ def _recompute_locked(
                 written.append(
                     WrittenSnapshot(snapshot_id, row["scope"], tick, row["n_labels"], rendered)
                 )
+        _ensure_alert_evaluation()
         for hook in _snapshot_hooks:
             hook(uow, project_id, written)
         uow.commit()
