@@ -81,6 +81,7 @@ class SettingsOut(BaseModel):
     collapse: str
     rho_mode: str
     rho_unrated: str
+    rater_model: str
     interval_method: str
     interval_level: float
     bootstrap_resamples: int
