@@ -203,6 +203,7 @@ class MeasureOut(BaseModel):
     ci_high: float | None
     n: int | None
     band: str | None = None
+    ci_reason: str | None = None
     reason: str | None
 
 
@@ -218,6 +219,8 @@ class RaterReport(BaseModel):
     snapshot_id: int | None
     as_of: datetime | None
     self_agreement: MeasureOut | None
+    self_kappa: MeasureOut | None
+    reliability: MeasureOut | None
     random_choice: MeasureOut | None
     s_vs_group: MeasureOut | None
     n_repeated_items: int | None
