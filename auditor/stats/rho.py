@@ -9,10 +9,12 @@ who gave an item the same category c, GAE(i, j, c) is the chance that both answe
 The approximate form factorises per rater, so the sum over the agreeing unordered pairs of an
 item is sum_c ((sum g)^2 - sum g^2) / 2 over the raters who gave c: one ``bincount`` per
 statistic. The exact form depends on the pair through Y_i Y_j only: per category an (R, R)
-table F_c, and the per-item sum is the quadratic form z' F_c z of the item's 0/1 rater vector
-(on dense blocks of items), or a walk over the item's label pairs when items carry few of many
-raters. Per-item values are kept (not only the R x R x K co-agreement total): the intervals
-resample items.
+table F_c. With few raters (R <= MAX_MASK_RATERS) the set of raters who gave c to an item is a
+bit mask (one ``bincount`` of 2^rater per (item, category), as cheap as the approximate form)
+and the sum over its pairs is looked up in a table G_c[mask] of 2^R entries. With more raters it
+is the quadratic form z' F_c z of the item's 0/1 rater vector (on dense blocks of items), or a
+walk over the item's label pairs when items carry few of many raters. Per-item values are kept
+(not only the R x R x K co-agreement total): the intervals resample items.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ NO_REPEATS = "no repeated presentations"
 NO_PAIRABLE = "no item labeled by two raters"
 NO_RATED_PAIR = "no item labeled by two raters with repeated presentations"
 
+# Up to this many raters the exact form looks pair sums up by the bit mask of raters (2^R
+# entries per category); the table costs R^2 2^R K / 2 flops once.
+MAX_MASK_RATERS = 14
 # Dense (items x raters) blocks for the exact form when items carry a fair share of the raters.
 DENSE_OCCUPANCY = 4
 CHUNK_CELLS = 1 << 21
@@ -55,6 +60,32 @@ def exact_effect(product: np.ndarray, share: np.ndarray) -> np.ndarray:
     denominator = product + share * (1.0 - product)
     return np.divide(
         product, denominator, out=np.zeros(np.broadcast(product, share).shape), where=product > 0
+    )
+
+
+def _exact_masks(
+    code: np.ndarray,
+    rater: np.ndarray,
+    n_items: int,
+    reliability: np.ndarray,
+    prevalence: np.ndarray,
+) -> np.ndarray:
+    """Per-item sums of GAE over agreeing pairs from the bit mask of raters per (item, c)."""
+    n_raters, k = reliability.shape[0], prevalence.shape[0]
+    masks = np.arange(1 << n_raters, dtype=np.int64)
+    product = np.outer(reliability, reliability)
+    table = np.zeros((k, masks.shape[0]))
+    for i in range(n_raters):  # bounded by R^2 / 2 rater pairs, each over the 2^R masks
+        for j in range(i + 1, n_raters):
+            both = ((masks >> i) & (masks >> j) & 1).astype(float)
+            table += exact_effect(product[i, j], prevalence)[:, None] * both[None, :]
+    # bit weights are exact in float64 (R <= 14 bits)
+    mask = np.bincount(code, weights=np.left_shift(1, rater).astype(float), minlength=n_items * k)
+    category = np.tile(np.arange(k, dtype=np.int64), n_items)
+    return (
+        table.ravel()[category * masks.shape[0] + mask.astype(np.int64)]
+        .reshape(n_items, k)
+        .sum(axis=1)
     )
 
 
@@ -147,7 +178,9 @@ def rho(
         return Rho(None, 0, NO_RATED_PAIR)
     if mode == RhoMode.EXACT:
         n_raters = y.shape[0]
-        if table.n_pairable * n_raters <= DENSE_OCCUPANCY * item.shape[0]:
+        if n_raters <= MAX_MASK_RATERS:
+            per_item = _exact_masks(code, rater, table.n_pairable, y, prevalence)
+        elif table.n_pairable * n_raters <= DENSE_OCCUPANCY * item.shape[0]:
             per_item = _exact_dense(item, rater, given, table.n_pairable, y, prevalence)
         else:
             per_item = _exact_pairs(item, rater, given, m, y, prevalence)

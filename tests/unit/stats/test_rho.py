@@ -183,7 +183,7 @@ def test_max_entropy_mode_keeps_the_papers_per_item_solve() -> None:
 
 
 @pytest.mark.parametrize("unrated", list(RhoUnrated))
-def test_exact_rho_is_the_same_on_dense_blocks_and_on_label_pairs(
+def test_exact_rho_is_the_same_by_masks_dense_blocks_and_label_pairs(
     unrated: RhoUnrated, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from auditor.stats import rho as rho_module
@@ -194,8 +194,14 @@ def test_exact_rho_is_the_same_on_dense_blocks_and_on_label_pairs(
     settings = ProjectSettings(
         interval_method=IntervalMethod.NONE, rho_mode=RhoMode.EXACT, rho_unrated=unrated
     )
+    by_masks = compute_measures(labels, settings).measures["rho"].value
+    monkeypatch.setattr(rho_module, "MAX_MASK_RATERS", 0)  # the quadratic form on dense blocks
     dense = compute_measures(labels, settings).measures["rho"].value
     monkeypatch.setattr(rho_module, "DENSE_OCCUPANCY", 0)  # every item walks its label pairs
     pairs = compute_measures(labels, settings).measures["rho"].value
-    assert dense is not None and pairs == pytest.approx(dense, abs=1e-12)
-    assert dense == pytest.approx(rho_by_pairs(labels, RhoMode.EXACT, unrated, RaterModel.MOMENTS))
+    assert by_masks is not None
+    assert dense == pytest.approx(by_masks, abs=1e-12)
+    assert pairs == pytest.approx(by_masks, abs=1e-12)
+    assert by_masks == pytest.approx(
+        rho_by_pairs(labels, RhoMode.EXACT, unrated, RaterModel.MOMENTS), abs=1e-12
+    )
