@@ -36,7 +36,7 @@ SOURCE = """<!doctype html>
 <style>{{ css }}</style></head>
 <body>
 {% macro measure(m) -%}
-{% if m and m.value is not none %}{{ m | measure }}{% elif m %}<span class="undefined">undefined{% if m.reason %}: {{ m.reason }}{% endif %}</span>{% else %}<span class="undefined">not measured</span>{% endif %}
+{% if m and m.value is not none %}<span{% if m.ci_reason and m.ci_low is none %} title="no interval: {{ m.ci_reason }}"{% endif %}>{{ m | measure }}</span>{% elif m %}<span class="undefined">undefined{% if m.reason %}: {{ m.reason }}{% endif %}</span>{% else %}<span class="undefined">not measured</span>{% endif %}
 {%- endmacro %}
 <h1>{{ card.name }} <span class="muted">({{ card.slug }})</span></h1>
 <p class="muted">Reliability report generated {{ generated_at }} by auditor {{ version }}.
