@@ -39,11 +39,23 @@ def _first_of_duplicates(
     item: np.ndarray, rater: np.ndarray, label: np.ndarray, session: np.ndarray, at: np.ndarray
 ) -> np.ndarray:
     """Mask (n,) of rows to keep: the first of the rows equal in item, rater, label, session
-    and ``at`` (the caller gives rows without labeled_at an ``at`` of their own)."""
-    keys = np.column_stack([item, rater, label, session, at])
-    _, first = np.unique(keys, axis=0, return_index=True)
-    keep = np.zeros(item.shape[0], dtype=bool)
-    keep[first] = True
+    and ``at`` (the caller gives rows without labeled_at an ``at`` of their own).
+
+    Only rows of an (item, rater) cell seen more than once can be duplicates: one sort of the
+    cell keys finds them, and only those few rows are sorted on all five columns.
+    """
+    keep = np.ones(item.shape[0], dtype=bool)
+    cell = item * (int(rater.max()) + 1) + rater
+    _, inverse, counts = np.unique(cell, return_inverse=True, return_counts=True)
+    candidates = np.flatnonzero(counts[inverse.reshape(-1)] > 1)
+    if candidates.shape[0] < 2:
+        return keep
+    columns = (at[candidates], session[candidates], label[candidates], cell[candidates])
+    order = candidates[np.lexsort(columns)]  # stable: the first row of a run comes first
+    same = np.ones(order.shape[0] - 1, dtype=bool)
+    for column in (cell, label, session, at):  # bounded by the five key columns
+        same &= column[order[1:]] == column[order[:-1]]
+    keep[order[1:][same]] = False
     return keep
 
 
