@@ -45,7 +45,7 @@ def _cell(m: Measure) -> str:
         return f"- ({m.reason})"
     interval = f" [{_number(m.ci_low)}, {_number(m.ci_high)}]" if m.ci_low is not None else ""
     if m.ci_low is None and m.ci_reason:
-        interval = f" [no interval: {m.ci_reason}]"
+        interval = f" [no interval: {m.ci_reason.removeprefix('no interval: ')}]"
     band = f" {m.band}" if m.band else ""
     return f"{m.value:.3f}{interval}{band}"
 

@@ -194,3 +194,20 @@ def test_rater_model_option_and_table_columns(label_file: Path) -> None:
     assert "self_kappa | reliability | random_choice" in shown.output
     bad = CliRunner().invoke(app, ["stats", str(label_file), "--rater-model", "guess"])
     assert bad.exit_code != 0
+
+
+def test_a_bootstrap_that_cannot_run_says_why_in_the_table(tmp_path: Path) -> None:
+    # 120 raters at 3 per item: too many rater-set patterns for kappa_S's bootstrap
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    lines = ["item,rater,label"]
+    for u in range(1500):
+        for r in rng.choice(120, 3, replace=False):
+            lines.append(f"i{u},r{r},{'yes' if rng.random() < 0.6 else 'no'}")
+    path = tmp_path / "many.csv"
+    path.write_text("\n".join(lines) + "\n")
+    shown = CliRunner().invoke(app, ["stats", str(path), "--ci", "bootstrap", "--resamples", "10"])
+    assert shown.exit_code == 0, shown.output
+    kappa = next(line for line in shown.output.splitlines() if line.startswith("kappa_s "))
+    assert "[no interval: too many rater-set patterns to bootstrap" in kappa
