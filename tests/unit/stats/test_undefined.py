@@ -130,3 +130,11 @@ def test_a_zero_width_jackknife_from_few_items_is_withheld() -> None:
     # from ten items on, a spread of zero is what the data say
     many = compute_measures(from_matrix([[0, 0], [1, 1]] * 5, CATS), ProjectSettings())
     assert many.measures["observed_agreement"].ci_low == 1.0
+
+
+def test_a_zero_width_cohen_jackknife_from_few_shared_items_is_withheld() -> None:
+    ms = compute_measures(from_matrix([[0, 0], [1, 1], [0, 0]], CATS), ProjectSettings())
+    kappa = ms.pairwise_cohen[0].kappa
+    assert kappa.value == 1.0 and kappa.ci_low is None and kappa.ci_reason
+    many = compute_measures(from_matrix([[0, 0], [1, 1]] * 5, CATS), ProjectSettings())
+    assert many.pairwise_cohen[0].kappa.ci_low == 1.0
