@@ -40,6 +40,13 @@ class RhoUnrated(StrEnum):
     PERFECT = "perfect"  # x = 0
 
 
+class RaterModel(StrEnum):
+    """How a rater's chance of a random choice x is estimated (MEASURES.md section 8)."""
+
+    MOMENTS = "moments"  # closed form from self-agreement: Y = sqrt(self_kappa), x = 1 - Y
+    MAX_ENTROPY = "max_entropy"  # the paper's per-item max-entropy solve, kept to reproduce it
+
+
 class IntervalMethod(StrEnum):
     NONE = "none"
     JACKKNIFE = "jackknife"
@@ -53,6 +60,7 @@ class ProjectSettings:
     collapse: CollapsePolicy = CollapsePolicy.FIRST
     rho_mode: RhoMode = RhoMode.APPROXIMATE
     rho_unrated: RhoUnrated = RhoUnrated.POOL
+    rater_model: RaterModel = RaterModel.MOMENTS
     interval_method: IntervalMethod = IntervalMethod.JACKKNIFE
     interval_level: float = 0.95
     bootstrap_resamples: int = 1000

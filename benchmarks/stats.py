@@ -29,10 +29,10 @@ import numpy as np
 import psutil
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings
+from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings, RaterModel, RhoMode
 from auditor.stats import alpha, cohen, compute_measures, group, intervals, kappa, kappa_s, rnr
 from auditor.stats import rho as rho_module
-from auditor.stats.selfagreement import self_agreement
+from auditor.stats.selfagreement import fit, self_agreement
 from auditor.stats.synthetic import items_for, synthetic_project
 from auditor.stats.tables import collapse, group_table
 
@@ -155,15 +155,21 @@ def run(n_labels: int, repeat: int, resamples: int, intervals_too: bool) -> dict
     bias = table.rater_bias()
     summed, squares = kappa.rater_sums(table, bias)
     chance = (summed**2 - squares) / (table.m * (table.m - 1))[:, None]
-    human = ~labels.rater_is_model[cells.rater]
-    prevalence = np.bincount(cells.category[human], minlength=CATEGORIES) / human.sum()
+    prevalence = table.rater_counts.sum(axis=0) / table.rater_counts.sum()
     sa = self_agreement(
         cells.repeat_counts,
         cells.rater[cells.repeat_cell],
         cells.item[cells.repeat_cell],
-        prevalence,
         labels.n_raters,
     )
+    rater_fit = fit(sa, prevalence, RaterModel.MOMENTS)
+    rated = sa.n_items > 0
+
+    def rho_of(mode: RhoMode) -> rho_module.Rho:
+        return rho_module.rho(
+            table, rater_fit.reliability, rated, prevalence, mode, none.rho_unrated
+        )
+
     parts: dict[str, Callable[[], object]] = {
         "reshape (collapse + group table)": lambda: group_table(
             collapse(labels), labels.rater_is_model
@@ -174,23 +180,20 @@ def run(n_labels: int, repeat: int, resamples: int, intervals_too: bool) -> dict
         "kappa_S (with rater sums)": lambda: kappa_s.estimate(table),
         "pairwise cohen": lambda: cohen.pairwise_cohen(table),
         "leave-one-out S (per rater)": lambda: group.leave_one_out_s(table, bias, summed, squares),
-        "self-agreement + rater model": lambda: self_agreement(
-            cells.repeat_counts,
-            cells.rater[cells.repeat_cell],
-            cells.item[cells.repeat_cell],
+        "self-agreement + rater model (moments)": lambda: fit(
+            self_agreement(
+                cells.repeat_counts,
+                cells.rater[cells.repeat_cell],
+                cells.item[cells.repeat_cell],
+                labels.n_raters,
+            ),
             prevalence,
-            labels.n_raters,
+            RaterModel.MOMENTS,
         ),
-        "rho (approximate)": lambda: rho_module.rho(
-            table,
-            sa.x,
-            np.nan_to_num(sa.y),
-            sa.n_items > 0,
-            prevalence,
-            none.rho_mode,
-            none.rho_unrated,
-        ),
-        "expected agreement split": lambda: rnr.split(table, cells),
+        "rater model (max_entropy)": lambda: fit(sa, prevalence, RaterModel.MAX_ENTROPY),
+        "rho (approximate)": lambda: rho_of(RhoMode.APPROXIMATE),
+        "rho (exact)": lambda: rho_of(RhoMode.EXACT),
+        "expected agreement split": lambda: rnr.split(table, sa.sa, rated),
     }
     print(
         f"{'whole measure set (no intervals)':<40}{results['whole']:8.3f} s "
@@ -199,6 +202,13 @@ def run(n_labels: int, repeat: int, resamples: int, intervals_too: bool) -> dict
     for name, fn in parts.items():
         results[name] = best_of(fn, repeat)
         print(f"  {name:<38}{results[name]:8.3f} s")
+    results["rho_exact_ratio"] = results["rho (exact)"] / results["rho (approximate)"]
+    exact = ProjectSettings(interval_method=IntervalMethod.NONE, rho_mode=RhoMode.EXACT)
+    results["whole_exact"] = best_of(lambda: compute_measures(labels, exact), repeat)
+    print(
+        f"  rho exact / approximate {results['rho_exact_ratio']:.2f}x; whole set with rho exact "
+        f"{results['whole_exact']:.3f} s ({results['whole_exact'] / results['whole']:.2f}x)"
+    )
     del chance
 
     # peers on the same data: the dense (raters x items) matrix they need is built untimed
@@ -301,15 +311,7 @@ def run(n_labels: int, repeat: int, resamples: int, intervals_too: bool) -> dict
             ),
             "rho": lambda: intervals.jackknife(
                 0.0,
-                rho_module.rho(
-                    table,
-                    sa.x,
-                    np.nan_to_num(sa.y),
-                    sa.n_items > 0,
-                    prevalence,
-                    none.rho_mode,
-                    none.rho_unrated,
-                ).totals.leave_one_out(),
+                rho_of(RhoMode.APPROXIMATE).totals.leave_one_out(),  # type: ignore[union-attr]
                 level,
             ),
         }

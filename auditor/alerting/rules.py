@@ -92,7 +92,7 @@ class SubjectSelector:
 # contract): a rule on any other name could never be judged, so it is refused when saved.
 METRICS_BY_SUBJECT: dict[str, tuple[str, ...]] = {
     "project": PROJECT_MEASURES,
-    "rater": ("self_agreement", "random_choice", "s_vs_group"),
+    "rater": ("self_agreement", "self_kappa", "reliability", "random_choice", "s_vs_group"),
     "model": ("s", "kappa_va"),
 }
 

@@ -81,6 +81,7 @@ class SettingsOut(BaseModel):
     collapse: str
     rho_mode: str
     rho_unrated: str
+    rater_model: str
     interval_method: str
     interval_level: float
     bootstrap_resamples: int
@@ -202,6 +203,7 @@ class MeasureOut(BaseModel):
     ci_high: float | None
     n: int | None
     band: str | None = None
+    ci_reason: str | None = None
     reason: str | None
 
 
@@ -217,6 +219,8 @@ class RaterReport(BaseModel):
     snapshot_id: int | None
     as_of: datetime | None
     self_agreement: MeasureOut | None
+    self_kappa: MeasureOut | None
+    reliability: MeasureOut | None
     random_choice: MeasureOut | None
     s_vs_group: MeasureOut | None
     n_repeated_items: int | None

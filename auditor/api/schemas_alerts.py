@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from auditor.api.schemas import SCOPE_PATTERN, IsoTime
-from auditor.domain import CollapsePolicy, IntervalMethod, RhoMode, RhoUnrated
+from auditor.domain import CollapsePolicy, IntervalMethod, RaterModel, RhoMode, RhoUnrated
 
 # The services' name rule (auditor.alerting.rules._NAME); metrics are stored in 64 characters.
 NAME_PATTERN = r"^[a-z][a-z0-9_.:-]{0,99}$"
@@ -308,6 +308,7 @@ class SettingsPatch(BaseModel):
     collapse: CollapsePolicy | None = None
     rho_mode: RhoMode | None = None
     rho_unrated: RhoUnrated | None = None
+    rater_model: RaterModel | None = None
     interval_method: IntervalMethod | None = None
     interval_level: Annotated[float, Strict(), Field(ge=0.5, lt=1.0)] | None = None
     bootstrap_resamples: Resamples | None = None

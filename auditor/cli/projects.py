@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from auditor.cli._common import fail, unit_of_work
-from auditor.domain import CollapsePolicy, IntervalMethod, RhoMode, RhoUnrated
+from auditor.domain import CollapsePolicy, IntervalMethod, RaterModel, RhoMode, RhoUnrated
 from auditor.services import ServiceError
 from auditor.services.projects import (
     ProjectView,
@@ -30,7 +30,8 @@ def _render(view: ProjectView) -> str:
         f"project    {view.slug} ({view.name})",
         f"created    {view.created_at.isoformat(timespec='seconds')}",
         "categories " + ", ".join(f"{i}:{name}" for i, name in enumerate(view.categories)),
-        f"collapse   {s.collapse}; rho {s.rho_mode}, unrated raters: {s.rho_unrated}",
+        f"collapse   {s.collapse}; rho {s.rho_mode}, unrated raters: {s.rho_unrated}; "
+        f"rater model {s.rater_model}",
         f"intervals  {s.interval_method} at {s.interval_level:g}"
         + (f", {s.bootstrap_resamples} resamples" if s.interval_method == "bootstrap" else ""),
         f"windows    {', '.join(f'{d}d' for d in s.windows_days)}; "
@@ -53,6 +54,9 @@ def register(app: typer.Typer) -> None:
         collapse: CollapsePolicy = typer.Option(CollapsePolicy.FIRST, help=_DEFAULTS),
         rho_mode: RhoMode = typer.Option(RhoMode.APPROXIMATE),
         rho_unrated: RhoUnrated = typer.Option(RhoUnrated.POOL),
+        rater_model: RaterModel = typer.Option(
+            RaterModel.MOMENTS, help="How x is estimated: moments, or the paper's max_entropy."
+        ),
         interval_method: IntervalMethod = typer.Option(IntervalMethod.JACKKNIFE),
         interval_level: float = typer.Option(0.95),
         bootstrap_resamples: int = typer.Option(1000),
@@ -73,6 +77,7 @@ def register(app: typer.Typer) -> None:
                 collapse=collapse,
                 rho_mode=rho_mode,
                 rho_unrated=rho_unrated,
+                rater_model=rater_model,
                 interval_method=interval_method,
                 interval_level=interval_level,
                 bootstrap_resamples=bootstrap_resamples,

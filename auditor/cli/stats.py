@@ -17,10 +17,11 @@ from auditor.domain import (
     CollapsePolicy,
     IntervalMethod,
     ProjectSettings,
+    RaterModel,
     RhoMode,
     RhoUnrated,
 )
-from auditor.ingestion.arrays import read_label_arrays
+from auditor.ingestion.arrays import read_label_file
 from auditor.ingestion.errors import FileFormatError, IngestRejected
 from auditor.stats import Measure, MeasureSet, compute_measures
 from auditor.stats.export import measure_set_to_dict
@@ -43,26 +44,38 @@ def _cell(m: Measure) -> str:
     if m.value is None:
         return f"- ({m.reason})"
     interval = f" [{_number(m.ci_low)}, {_number(m.ci_high)}]" if m.ci_low is not None else ""
+    if m.ci_low is None and m.ci_reason:
+        interval = f" [no interval: {m.ci_reason.removeprefix('no interval: ')}]"
     band = f" {m.band}" if m.band else ""
     return f"{m.value:.3f}{interval}{band}"
 
 
-def render(ms: MeasureSet) -> str:
+def render(ms: MeasureSet, dropped: int = 0) -> str:
     """Readable tables: project measures, raters, models, pairwise Cohen."""
     lines = [
         f"labels {ms.n_labels}  items {ms.n_items}  raters {ms.n_raters}  "
         f"pairable items {ms.n_pairable_items}  categories {', '.join(ms.categories)}",
         f"intervals: {ms.interval_method.value}"
         + (f" {ms.interval_level:.0%}" if ms.interval_method != IntervalMethod.NONE else "")
-        + (f", seed {ms.seed}" if ms.seed is not None else ""),
-        "",
-        f"{'measure':<22}{'n':>8}  value [interval] band",
+        + (f", seed {ms.seed}" if ms.seed is not None else "")
+        + f"; rater model: {ms.rater_model.value}",
     ]
+    if dropped:
+        lines.append(
+            f"duplicates dropped: {dropped} row(s) equal to an earlier one in item, rater, "
+            "label, session and labeled_at (one look sent twice, not a repeat)"
+        )
+    lines += ["", f"{'measure':<22}{'n':>8}  value [interval] band"]
     lines += [f"{name:<22}{m.n:>8}  {_cell(m)}" for name, m in ms.measures.items()]
     if ms.raters:
-        lines += ["", f"{'rater':<16}{'repeats':>8}  self_agreement | random_choice | s_vs_group"]
+        lines += [
+            "",
+            f"{'rater':<16}{'repeats':>8}  self_agreement | self_kappa | reliability | "
+            "random_choice | s_vs_group",
+        ]
         lines += [
             f"{r.rater:<16}{r.n_repeated_items:>8}  {_cell(r.self_agreement)} | "
+            f"{_cell(r.self_kappa)} | {_cell(r.reliability)} | "
             f"{_cell(r.random_choice)} | {_cell(r.s_vs_group)}"
             for r in ms.raters
         ]
@@ -88,6 +101,9 @@ def register(app: typer.Typer) -> None:
         collapse: CollapsePolicy = typer.Option(CollapsePolicy.FIRST),
         rho_mode: RhoMode = typer.Option(RhoMode.APPROXIMATE),
         rho_unrated: RhoUnrated = typer.Option(RhoUnrated.POOL),
+        rater_model: RaterModel = typer.Option(
+            RaterModel.MOMENTS, help="How x is estimated: moments, or the paper's max_entropy"
+        ),
         ci: IntervalMethod = typer.Option(IntervalMethod.JACKKNIFE),
         level: float = typer.Option(0.95, help="Interval level"),
         resamples: int = typer.Option(1000, help="Bootstrap resamples"),
@@ -103,11 +119,13 @@ def register(app: typer.Typer) -> None:
                 collapse=collapse,
                 rho_mode=rho_mode,
                 rho_unrated=rho_unrated,
+                rater_model=rater_model,
                 interval_method=ci,
                 interval_level=level,
                 bootstrap_resamples=resamples,
             )
-            result = compute_measures(read_label_arrays(file, names), settings, seed=seed)
+            arrays, dropped = read_label_file(file, names)
+            result = compute_measures(arrays, settings, seed=seed)
         except IngestRejected as rejection:
             fail(rejection_message(file, rejection))
         except (FileFormatError, ValueError) as error:
@@ -120,4 +138,4 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps(measure_set_to_dict(result), indent=2, allow_nan=False))
         else:
-            typer.echo(render(result))
+            typer.echo(render(result, dropped))

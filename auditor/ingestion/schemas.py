@@ -13,7 +13,14 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from auditor.domain import CollapsePolicy, IntervalMethod, ProjectSettings, RhoMode, RhoUnrated
+from auditor.domain import (
+    CollapsePolicy,
+    IntervalMethod,
+    ProjectSettings,
+    RaterModel,
+    RhoMode,
+    RhoUnrated,
+)
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 CATEGORY_NAME_MAX = 100
@@ -74,6 +81,7 @@ class ProjectIn(BaseModel):
     collapse: CollapsePolicy = _DEFAULTS.collapse
     rho_mode: RhoMode = _DEFAULTS.rho_mode
     rho_unrated: RhoUnrated = _DEFAULTS.rho_unrated
+    rater_model: RaterModel = _DEFAULTS.rater_model
     interval_method: IntervalMethod = _DEFAULTS.interval_method
     interval_level: float = _DEFAULTS.interval_level
     bootstrap_resamples: int = _DEFAULTS.bootstrap_resamples
@@ -91,6 +99,7 @@ class ProjectIn(BaseModel):
             collapse=self.collapse,
             rho_mode=self.rho_mode,
             rho_unrated=self.rho_unrated,
+            rater_model=self.rater_model,
             interval_method=self.interval_method,
             interval_level=self.interval_level,
             bootstrap_resamples=self.bootstrap_resamples,

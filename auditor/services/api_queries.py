@@ -24,7 +24,7 @@ from auditor.storage import api_repository as repo
 from auditor.storage import snapshot_repository as snapshots
 from auditor.storage.unit_of_work import UnitOfWork
 
-RATER_METRICS = ("self_agreement", "random_choice", "s_vs_group")
+RATER_METRICS = ("self_agreement", "self_kappa", "reliability", "random_choice", "s_vs_group")
 MODEL_METRICS = ("s", "kappa_va")
 
 
@@ -152,6 +152,8 @@ def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) 
         "snapshot_id": latest["id"] if latest is not None else None,
         "as_of": latest["as_of"] if latest is not None else None,
         "self_agreement": measures.get("self_agreement"),
+        "self_kappa": measures.get("self_kappa"),
+        "reliability": measures.get("reliability"),
         "random_choice": measures.get("random_choice"),
         "s_vs_group": measures.get("s_vs_group"),
         "n_repeated_items": measures.get("n_repeated_items"),

@@ -111,12 +111,13 @@ def read_alerts(uow: UnitOfWork, slug: str, *, limit: int = 5000) -> AlertView:
 # The project charts, in page order: (metric, title).
 PROJECT_METRICS: tuple[tuple[str, str], ...] = (
     ("kappa_s", "kappa_S (fixed group)"),
-    ("rho", "rho (expected agreement with a new rater)"),
+    ("rho", "rho (reliability-weighted agreement)"),
     ("fleiss_kappa", "Fleiss' kappa"),
     ("krippendorff_alpha", "Krippendorff's alpha"),
 )
 RATER_METRICS: tuple[tuple[str, str], ...] = (
     ("self_agreement", "Self-agreement (repeated presentations)"),
+    ("reliability", "Reliability (chance of a genuine answer)"),
     ("random_choice", "Random-choice share"),
     ("s_vs_group", "S against the group"),
 )

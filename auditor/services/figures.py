@@ -65,8 +65,9 @@ def _chart_points(points: Sequence[Point]) -> tuple[ChartPoint, ...]:
     return tuple(ChartPoint(p.as_of, p.value, p.ci_low, p.ci_high, p.n, p.reason) for p in points)
 
 
-# Krippendorff's thresholds judge agreement coefficients; a share of random choices is not one.
-NO_THRESHOLDS = frozenset({"random_choice"})
+# Krippendorff's thresholds judge agreement coefficients; a share of random choices is not
+# one, nor is a rater's chance of a genuine answer.
+NO_THRESHOLDS = frozenset({"random_choice", "reliability"})
 
 
 def history_chart(history: MetricHistory, chart_id: str | None = None) -> str:

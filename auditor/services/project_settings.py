@@ -10,7 +10,14 @@ import dataclasses
 from enum import StrEnum
 from typing import Any
 
-from auditor.domain import CollapsePolicy, IntervalMethod, ProjectSettings, RhoMode, RhoUnrated
+from auditor.domain import (
+    CollapsePolicy,
+    IntervalMethod,
+    ProjectSettings,
+    RaterModel,
+    RhoMode,
+    RhoUnrated,
+)
 from auditor.services import Invalid, NotFound
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -19,6 +26,7 @@ _ENUMS: dict[str, type[StrEnum]] = {
     "collapse": CollapsePolicy,
     "rho_mode": RhoMode,
     "rho_unrated": RhoUnrated,
+    "rater_model": RaterModel,
     "interval_method": IntervalMethod,
 }
 _INTEGERS = ("bootstrap_resamples", "recompute_interval_seconds")

@@ -36,7 +36,7 @@ SOURCE = """<!doctype html>
 <style>{{ css }}</style></head>
 <body>
 {% macro measure(m) -%}
-{% if m and m.value is not none %}{{ m | measure }}{% elif m %}<span class="undefined">undefined{% if m.reason %}: {{ m.reason }}{% endif %}</span>{% else %}<span class="undefined">not measured</span>{% endif %}
+{% if m and m.value is not none %}<span{% if m.ci_reason and m.ci_low is none %} title="no interval: {{ m.ci_reason }}"{% endif %}>{{ m | measure }}</span>{% elif m %}<span class="undefined">undefined{% if m.reason %}: {{ m.reason }}{% endif %}</span>{% else %}<span class="undefined">not measured</span>{% endif %}
 {%- endmacro %}
 <h1>{{ card.name }} <span class="muted">({{ card.slug }})</span></h1>
 <p class="muted">Reliability report generated {{ generated_at }} by auditor {{ version }}.
@@ -49,7 +49,7 @@ SOURCE = """<!doctype html>
 <p class="muted">Latest snapshot: {{ meta.as_of | when }}, {{ latest.n_labels }} labels (watermark {{ meta.watermark }}),
 intervals {{ meta.interval_method }} at {{ (meta.interval_level * 100) | round | int }}%.</p>
 <div class="cards">
-{% for metric, label in [("kappa_s", "kappa_S"), ("rho", "rho"), ("fleiss_kappa", "Fleiss' kappa"), ("krippendorff_alpha", "Krippendorff's alpha"), ("mean_self_agreement", "mean self-agreement")] %}
+{% for metric, label in [("kappa_s", "kappa_S"), ("rho", "rho (reliability-weighted agreement)"), ("fleiss_kappa", "Fleiss' kappa"), ("krippendorff_alpha", "Krippendorff's alpha"), ("mean_self_agreement", "mean self-agreement")] %}
 <div class="card"><div class="muted">{{ label }}</div><div class="value">{{ measure(latest.measures.get(metric)) }}</div>
 {% if detail.latest_window %}<div class="muted">{{ scope_title(detail.window_scope) }}: {{ measure(detail.latest_window.measures.get(metric)) }}</div>{% endif %}</div>
 {% endfor %}
@@ -63,11 +63,11 @@ intervals {{ meta.interval_method }} at {{ (meta.interval_level * 100) | round |
 {% endfor %}
 </div>
 <h2>Raters</h2>
-<table class="data"><thead><tr><th>Rater</th><th>Self-agreement</th><th>Random-choice share</th><th>S against the group</th><th>Repeated items</th><th>Items compared</th><th>Trend</th></tr></thead><tbody>
+<table class="data"><thead><tr><th>Rater</th><th>Self-agreement</th><th>Reliability</th><th>Random-choice share</th><th>S against the group</th><th>Repeated items</th><th>Items compared</th><th>Trend</th></tr></thead><tbody>
 {% for row in detail.raters if row.kind == "human" %}
 <tr><td>{{ row.rater }}</td>
-{% if not row.n_repeated_items %}<td colspan="2" class="undefined">no repeated presentations yet: self-agreement needs an item shown twice to the same rater</td>
-{% else %}<td class="num">{{ measure(row.measures.get("self_agreement")) }}</td><td class="num">{{ measure(row.measures.get("random_choice")) }}</td>{% endif %}
+{% if not row.n_repeated_items %}<td colspan="3" class="undefined">no repeated presentations yet: self-agreement needs an item shown twice to the same rater</td>
+{% else %}<td class="num">{{ measure(row.measures.get("self_agreement")) }}</td><td class="num">{{ measure(row.measures.get("reliability")) }}</td><td class="num">{{ measure(row.measures.get("random_choice")) }}</td>{% endif %}
 <td class="num">{{ measure(row.measures.get("s_vs_group")) }}</td><td class="num">{{ row.n_repeated_items or 0 }}</td>
 <td class="num">{{ row.measures.get("s_vs_group", {}).get("n") or 0 }}</td><td>{{ sparklines[row.rater] | safe }}</td></tr>
 {% endfor %}

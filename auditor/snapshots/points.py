@@ -6,7 +6,8 @@ objects keeps this module tied to the documented contract only.
 
 Subjects:
     project  ""            every entry of ``measures``
-    rater    rater id      ``self_agreement``, ``random_choice``, ``s_vs_group``
+    rater    rater id      ``self_agreement``, ``self_kappa``, ``reliability``,
+                           ``random_choice``, ``s_vs_group``
     model    rater id      ``s``, ``kappa_va``
     pair     "a|b"         ``cohen_kappa`` (a, b as the stats listed them)
 """

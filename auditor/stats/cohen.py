@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from auditor.stats.intervals import UPPER_BOUND, z_value
+from auditor.stats.intervals import MIN_ITEMS_FOR_ZERO_SPREAD, UPPER_BOUND, z_value
 from auditor.stats.tables import GroupTable, within_item_pairs
 from auditor.stats.totals import safe_ratio
 
@@ -138,6 +138,8 @@ def jackknife_intervals(confusion: np.ndarray, level: float) -> tuple[np.ndarray
     mean = (weight * values).sum(axis=1) / np.maximum(n, 1)
     spread = (weight * (values - mean[:, None]) ** 2).sum(axis=1)
     se = np.sqrt((n - 1) / np.maximum(n, 1) * spread)
+    # zero spread from a handful of shared items says nothing about the spread: no interval
+    ok &= ~((se <= 1e-12) & (n < MIN_ITEMS_FOR_ZERO_SPREAD))
     half = z_value(level) * se
     high = np.minimum(kappa + half, UPPER_BOUND)
     return np.where(ok, kappa - half, np.nan), np.where(ok, high, np.nan)

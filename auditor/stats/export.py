@@ -8,11 +8,15 @@ from auditor.stats.results import PROJECT_MEASURES, Measure, MeasureSet
 
 
 def measure_to_dict(measure: Measure) -> dict[str, Any]:
-    """{"value", "ci_low", "ci_high", "n", "band", "reason"}: exactly these keys."""
+    """{"value", "ci_low", "ci_high", "ci_reason", "n", "band", "reason"}: exactly these keys.
+
+    ``ci_reason`` says why an interval that was asked for is missing (None otherwise).
+    """
     return {
         "value": measure.value,
         "ci_low": measure.ci_low,
         "ci_high": measure.ci_high,
+        "ci_reason": measure.ci_reason if measure.ci_low is None else None,
         "n": measure.n,
         "band": measure.band,
         "reason": measure.reason,
@@ -31,6 +35,8 @@ def measure_set_to_dict(ms: MeasureSet) -> dict[str, Any]:
         "raters": {
             r.rater: {
                 "self_agreement": measure_to_dict(r.self_agreement),
+                "self_kappa": measure_to_dict(r.self_kappa),
+                "reliability": measure_to_dict(r.reliability),
                 "random_choice": measure_to_dict(r.random_choice),
                 "s_vs_group": measure_to_dict(r.s_vs_group),
                 "n_repeated_items": r.n_repeated_items,

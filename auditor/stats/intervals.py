@@ -20,6 +20,11 @@ import numpy as np
 # No measure exceeds 1; a normal interval that would is cut there.
 UPPER_BOUND = 1.0
 
+# A jackknife spread of exactly zero from fewer items than this says nothing about the spread
+# (two raters agreeing on 3 items would read [1, 1]); the interval is withheld instead.
+MIN_ITEMS_FOR_ZERO_SPREAD = 10
+TOO_FEW_ITEMS = "too few items to estimate the spread"
+
 # Bootstrap weight rows per chunk: about 2**24 counts (128 MB of float64) at a time.
 CHUNK_CELLS = 1 << 24
 
@@ -31,8 +36,18 @@ def z_value(level: float) -> float:
     return NormalDist().inv_cdf(0.5 + level / 2.0)
 
 
-def jackknife(estimate: float, leave_one_out: np.ndarray, level: float) -> Interval:
-    """Normal interval from the delete-one values (n,); undefined if any of them is."""
+def jackknife(
+    estimate: float,
+    leave_one_out: np.ndarray,
+    level: float,
+    floor: float | None = None,
+    ceiling: float | None = UPPER_BOUND,
+) -> Interval:
+    """Normal interval from the delete-one values (n,); undefined if any of them is.
+
+    ``floor``, ``ceiling``: the lowest and highest values the measure can take (0 for a share;
+    1 for most measures; None where there is no bound), where the interval is cut.
+    """
     n = leave_one_out.shape[0]
     if n < 2:
         return None, None, "the jackknife needs at least two items"
@@ -40,8 +55,12 @@ def jackknife(estimate: float, leave_one_out: np.ndarray, level: float) -> Inter
         return None, None, "undefined once some item is left out"
     centred = leave_one_out - leave_one_out.mean()
     se = float(np.sqrt((n - 1) / n * (centred**2).sum()))
+    if se <= 1e-12 * max(1.0, abs(estimate)) and n < MIN_ITEMS_FOR_ZERO_SPREAD:
+        return None, None, TOO_FEW_ITEMS
     half = z_value(level) * se
-    return estimate - half, min(estimate + half, UPPER_BOUND), None
+    low = estimate - half if floor is None else max(estimate - half, floor)
+    high = estimate + half if ceiling is None else min(estimate + half, ceiling)
+    return low, high, None
 
 
 def percentile(replicates: np.ndarray, level: float) -> Interval:
@@ -103,6 +122,10 @@ def grouped_means(
         # the values are shares in [0, 1] (self-agreement, random choice): so is their mean
         low[enough] = np.maximum(mean[enough] - half, 0.0)
         high[enough] = np.minimum(mean[enough] + half, UPPER_BOUND)
+        # zero spread from a handful of repeated items says nothing: no interval (NaN)
+        blind = (se <= 1e-12) & (k[enough] < MIN_ITEMS_FOR_ZERO_SPREAD)
+        low[np.flatnonzero(enough)[blind]] = np.nan
+        high[np.flatnonzero(enough)[blind]] = np.nan
         return low, high
     if rng is None:
         raise ValueError("a bootstrap needs a random generator")

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings
-from auditor.stats import alpha, group, intervals, kappa, kappa_s, reporting, rho, rnr
+from auditor.stats import alpha, group, intervals, kappa, kappa_s, raters, reporting, rho, rnr
 from auditor.stats.bands import BandScale
 from auditor.stats.results import PROJECT_MEASURES, Measure, MeasureSet
-from auditor.stats.selfagreement import SelfAgreement, self_agreement
+from auditor.stats.selfagreement import RaterFit, SelfAgreement, fit, self_agreement
 from auditor.stats.tables import Cells, GroupTable, collapse, group_table
 from auditor.stats.totals import ItemTotals
 
@@ -21,6 +21,13 @@ DEFAULT_SEED = 20110905
 
 NO_PAIRABLE = "no pairable item (no item labeled by two human raters)"
 SINGLE_CATEGORY = "a single category in use: chance agreement is 1"
+NO_REPEATS = "no repeated presentations"
+
+# Shares cannot go below 0: their jackknife intervals are cut there. The R&R terms are not
+# bounded by 1 (repeatability reaches K/(K-1) for raters who agree with themselves less than
+# chance), so their intervals are not cut at 1.
+SHARES = frozenset({"observed_agreement", "rho", "repeatability"})
+UNBOUNDED_ABOVE = frozenset({"repeatability", "rater_effect"})
 
 
 @dataclass
@@ -56,8 +63,9 @@ def _group_estimators(
     chance: np.ndarray,
     settings: ProjectSettings,
     model: SelfAgreement,
+    rater_fit: RaterFit,
     prevalence: np.ndarray,
-) -> tuple[dict[str, _Estimator], rho.Rho]:
+) -> tuple[dict[str, _Estimator], dict[str, str]]:
     """The project measures defined over pairable items (all but mean self-agreement)."""
     lk, kr = BandScale.LANDIS_KOCH, BandScale.KRIPPENDORFF
     keep = settings.interval_method != IntervalMethod.NONE
@@ -84,22 +92,30 @@ def _group_estimators(
         bootstrap.replicates if bootstrap is not None and bootstrap.feasible else None,
     )
     rated = model.n_items > 0
-    rho_result = rho.rho(
-        table,
-        np.nan_to_num(model.x),
-        np.nan_to_num(model.y),
-        rated,
-        prevalence,
-        settings.rho_mode,
-        settings.rho_unrated,
-    )
-    if rho_result.totals is not None:
-        out["rho"] = _from_totals(rho_result.totals, "no item to score", kr, keep)
-    split = rnr.split(table, cells)
+    reasons: dict[str, str] = {}
+    if rater_fit.reason is not None and rated.any():
+        reasons["rho"] = rater_fit.reason
+    else:
+        rho_result = rho.rho(
+            table,
+            np.nan_to_num(rater_fit.reliability),
+            rated,
+            prevalence,
+            settings.rho_mode,
+            settings.rho_unrated,
+        )
+        if rho_result.totals is not None:
+            out["rho"] = _from_totals(rho_result.totals, "no item to score", kr, keep)
+        else:
+            reasons["rho"] = rho_result.reason or "undefined"
+    split = rnr.split(table, model.sa, rated)
     out["expected_agreement"] = _from_totals(split.expected_agreement, NO_PAIRABLE, lk, keep)
-    out["repeatability"] = _from_totals(split.repeatability, NO_PAIRABLE, None, keep)
-    out["rater_effect"] = _from_totals(split.rater_effect, NO_PAIRABLE, None, keep)
-    return out, rho_result
+    if split.repeatability is None or split.rater_effect is None:
+        reasons["repeatability"] = reasons["rater_effect"] = NO_REPEATS
+    else:
+        out["repeatability"] = _from_totals(split.repeatability, NO_PAIRABLE, None, keep)
+        out["rater_effect"] = _from_totals(split.rater_effect, NO_PAIRABLE, None, keep)
+    return out, reasons
 
 
 def _intervals(
@@ -115,7 +131,14 @@ def _intervals(
         return {}
     if method == IntervalMethod.JACKKNIFE:
         return {
-            k: intervals.jackknife(e.value, e.leave_one_out(), level) for k, e in defined.items()
+            k: intervals.jackknife(
+                e.value,
+                e.leave_one_out(),
+                level,
+                floor=0.0 if k in SHARES else None,
+                ceiling=None if k in UNBOUNDED_ABOVE else intervals.UPPER_BOUND,
+            )
+            for k, e in defined.items()
         }
     if rng is None:
         raise ValueError("a bootstrap needs a random generator")
@@ -133,6 +156,19 @@ def _intervals(
     return result
 
 
+def _prevalence(cells: Cells, table: GroupTable, rater_is_model: np.ndarray) -> np.ndarray:
+    """P: category shares of the group's collapsed labels on pairable items (MEASURES.md 8).
+
+    Without a pairable item (one rater, or raters who never share an item) the group's
+    collapsed labels on every item stand in, so self-kappa stays defined for a lone rater.
+    """
+    shares = table.rater_counts.sum(axis=0).astype(float)
+    if shares.sum() == 0:
+        human = ~rater_is_model[cells.rater]
+        shares = np.bincount(cells.category[human], minlength=cells.n_categories).astype(float)
+    return shares / max(shares.sum(), 1.0)
+
+
 def compute_measures(
     labels: LabelArrays, settings: ProjectSettings, *, seed: int | None = None
 ) -> MeasureSet:
@@ -146,25 +182,15 @@ def compute_measures(
     """
     cells = collapse(labels, settings.collapse)
     table = group_table(cells, labels.rater_is_model)
-    n_raters, k = labels.n_raters, labels.n_categories
+    n_raters = labels.n_raters
     names = labels.rater_names or tuple(str(i) for i in range(n_raters))
 
-    human_categories = (
-        cells.category[~labels.rater_is_model[cells.rater]]
-        if labels.rater_is_model.any()
-        else cells.category
-    )
-    shares = np.bincount(human_categories, minlength=k).astype(float)
-    prevalence = shares / max(shares.sum(), 1.0)
+    prevalence = _prevalence(cells, table, labels.rater_is_model)
     model = self_agreement(
-        cells.repeat_counts,
-        cells.rater[cells.repeat_cell],
-        cells.item[cells.repeat_cell],
-        prevalence,
-        n_raters,
+        cells.repeat_counts, cells.rater[cells.repeat_cell], cells.item[cells.repeat_cell], n_raters
     )
-    model = reporting.humans_only(model, labels.rater_is_model)
-    del human_categories
+    model = raters.humans_only(model, labels.rater_is_model)
+    rater_fit = fit(model, prevalence, settings.rater_model)
     if not labels.rater_is_model.any():
         # Without model raters nothing reads the per-cell arrays again (the group table has
         # its own, and the repeats are kept): at 10M labels this frees ~240 MB for the rest.
@@ -174,7 +200,9 @@ def compute_measures(
     bias = table.rater_bias()
     summed, squares = kappa.rater_sums(table, bias)
     chance = (summed**2 - squares) / np.maximum(table.m * (table.m - 1), 1)[:, None]
-    estimators, rho_result = _group_estimators(table, cells, chance, settings, model, prevalence)
+    estimators, undefined = _group_estimators(
+        table, cells, chance, settings, model, rater_fit, prevalence
+    )
 
     used_seed = None
     rng = None
@@ -186,9 +214,9 @@ def compute_measures(
     measures: dict[str, Measure] = {}
     for name in PROJECT_MEASURES:
         if name == "mean_self_agreement":
-            measures[name] = reporting.mean_self_agreement(model, settings, rng)
-        elif name not in estimators:  # rho without any repeated presentation
-            measures[name] = Measure(None, n=0, reason=rho_result.reason or "undefined")
+            measures[name] = raters.mean_self_agreement(model, settings, rng)
+        elif name not in estimators:  # rho or the split without what they need
+            measures[name] = Measure(None, n=0, reason=undefined.get(name, "undefined"))
         else:
             est = estimators[name]
             reason = NO_PAIRABLE if table.n_pairable == 0 else None
@@ -215,13 +243,15 @@ def compute_measures(
         n_pairable_items=table.n_pairable,
         categories=tuple(labels.category_names),
         measures=measures,
-        raters=reporting.rater_results(labels, table, model, s_vs_group, names, settings, rng),
+        raters=raters.rater_results(
+            labels, table, model, rater_fit, s_vs_group, names, settings, rng
+        ),
         models=reporting.model_results(labels, cells, table, chance, names, settings, rng),
         pairwise_cohen=reporting.pairwise(table, names, settings, rng),
         interval_method=settings.interval_method,
         interval_level=settings.interval_level,
         seed=used_seed,
         bootstrap_resamples=settings.bootstrap_resamples if rng is not None else None,
-        rho_exact_fallbacks=rho_result.fallbacks,
-        self_agreement_spread=reporting.spread(model),
+        rater_model=settings.rater_model,
+        self_agreement_spread=raters.spread(model),
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from auditor.domain import IntervalMethod
+from auditor.domain import IntervalMethod, RaterModel
 
 # The nine project-level measures of the public JSON contract (issue 3 item 4), in order.
 PROJECT_MEASURES: tuple[str, ...] = (
@@ -54,18 +54,19 @@ class Measure:
 class RaterResult:
     """A human rater: consistency with itself and agreement with the rest of the group.
 
-    x : chance of a random choice in the max-entropy rater model (mean over repeated items).
-    y : the peaked-choice weights per category, shape (K,); reliability Y = sum(y) = 1 - x.
+    self_agreement : SA_p, the share of agreeing pairs of looks over repeated items.
+    self_kappa : (SA_p - s) / (1 - s), s = sum_c P(c)^2.
+    reliability : Y_p of the rater model (chance of a genuine answer); random_choice : 1 - Y_p.
     """
 
     rater: str
     self_agreement: Measure
+    self_kappa: Measure
+    reliability: Measure
     random_choice: Measure
     s_vs_group: Measure
     n_repeated_items: int
     n_presentations: int
-    x: float | None = None
-    y: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,6 @@ class MeasureSet:
     interval_level: float
     seed: int | None = None
     bootstrap_resamples: int | None = None
-    rho_exact_fallbacks: int = 0
+    rater_model: RaterModel = RaterModel.MOMENTS
     self_agreement_spread: float | None = None
     notes: tuple[str, ...] = field(default=())

@@ -1,16 +1,20 @@
-"""rho: inter-rater agreement weighted by each rater's reliability (MEASURES.md section 9).
+"""rho: inter-rater agreement weighted by each rater's reliability (MEASURES.md section 9, v2).
 
-Reference: Cabitza et al., the self-agreement and rho paper (seeds), Eq. 2-5. The genuine
-agreement effect of two raters agreeing on category c factorises into one factor per rater,
+Reference: Cabitza et al., the self-agreement and rho paper (seeds), Eq. 2-5. For raters i, j
+who gave an item the same category c, GAE(i, j, c) is the chance that both answered genuinely:
 
-    approximate: g_p(c) = Y_p / (Y_p + P_c x_p),   exact: e_p(c) = y_p(c) / (y_p(c) + P_c x_p),
+    approximate: g_i(c) g_j(c),   g_p(c) = Y_p / (Y_p + P(c) x_p)
+    exact:       Y_i Y_j / (Y_i Y_j + P(c) (1 - Y_i Y_j))
 
-so the sum over the agreeing unordered pairs of an item is sum_c ((sum g)^2 - sum g^2) / 2 over
-the raters who gave c: one ``bincount`` per statistic, no enumeration of pairs. In exact mode a
-pair in which either rater has a zero exact denominator falls back to the approximate effect:
-
-    pairs = all pairs (approximate) - pairs of exact-ready raters (approximate)
-            + pairs of exact-ready raters (exact).
+The approximate form factorises per rater, so the sum over the agreeing unordered pairs of an
+item is sum_c ((sum g)^2 - sum g^2) / 2 over the raters who gave c: one ``bincount`` per
+statistic. The exact form depends on the pair through Y_i Y_j only: per category an (R, R)
+table F_c. With few raters (R <= MAX_MASK_RATERS) the set of raters who gave c to an item is a
+bit mask (one ``bincount`` of 2^rater per (item, category), as cheap as the approximate form)
+and the sum over its pairs is looked up in a table G_c[mask] of 2^R entries. With more raters it
+is the quadratic form z' F_c z of the item's 0/1 rater vector (on dense blocks of items), or a
+walk over the item's label pairs when items carry few of many raters. Per-item values are kept
+(not only the R x R x K co-agreement total): the intervals resample items.
 """
 
 from __future__ import annotations
@@ -20,17 +24,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.domain import RhoMode, RhoUnrated
-from auditor.stats.tables import GroupTable
+from auditor.stats.tables import GroupTable, within_item_pairs
 from auditor.stats.totals import ItemTotals, mean_of
+
+NO_REPEATS = "no repeated presentations"
+NO_PAIRABLE = "no item labeled by two raters"
+NO_RATED_PAIR = "no item labeled by two raters with repeated presentations"
+
+# Up to this many raters the exact form looks pair sums up by the bit mask of raters (2^R
+# entries per category); the table costs R^2 2^R K / 2 flops once.
+MAX_MASK_RATERS = 14
+# Dense (items x raters) blocks for the exact form when items carry a fair share of the raters.
+DENSE_OCCUPANCY = 4
+CHUNK_CELLS = 1 << 21
 
 
 @dataclass(frozen=True)
 class Rho:
-    """rho as a mean over the items used, the fallback count, and why it may be undefined."""
+    """rho as a mean over the items used, and why it may be undefined."""
 
     totals: ItemTotals | None
     n_items: int
-    fallbacks: int
     reason: str | None
 
 
@@ -41,10 +55,91 @@ def _pair_sum(item_category: np.ndarray, size: int, factor: np.ndarray) -> np.nd
     return 0.5 * (first**2 - second)
 
 
+def exact_effect(product: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """GAE = t / (t + P (1 - t)) for t = Y_i Y_j; 0 where t = 0 (neither answered genuinely)."""
+    denominator = product + share * (1.0 - product)
+    return np.divide(
+        product, denominator, out=np.zeros(np.broadcast(product, share).shape), where=product > 0
+    )
+
+
+def _exact_masks(
+    code: np.ndarray,
+    rater: np.ndarray,
+    n_items: int,
+    reliability: np.ndarray,
+    prevalence: np.ndarray,
+) -> np.ndarray:
+    """Per-item sums of GAE over agreeing pairs from the bit mask of raters per (item, c)."""
+    n_raters, k = reliability.shape[0], prevalence.shape[0]
+    masks = np.arange(1 << n_raters, dtype=np.int64)
+    product = np.outer(reliability, reliability)
+    table = np.zeros((k, masks.shape[0]))
+    for i in range(n_raters):  # bounded by R^2 / 2 rater pairs, each over the 2^R masks
+        for j in range(i + 1, n_raters):
+            both = ((masks >> i) & (masks >> j) & 1).astype(float)
+            table += exact_effect(product[i, j], prevalence)[:, None] * both[None, :]
+    # bit weights are exact in float64 (R <= 14 bits)
+    mask = np.bincount(code, weights=np.left_shift(1, rater).astype(float), minlength=n_items * k)
+    category = np.tile(np.arange(k, dtype=np.int64), n_items)
+    return (
+        table.ravel()[category * masks.shape[0] + mask.astype(np.int64)]
+        .reshape(n_items, k)
+        .sum(axis=1)
+    )
+
+
+def _exact_dense(
+    item: np.ndarray,
+    rater: np.ndarray,
+    given: np.ndarray,
+    n_items: int,
+    reliability: np.ndarray,
+    prevalence: np.ndarray,
+) -> np.ndarray:
+    """Per-item sums of GAE over agreeing pairs, from 0/1 blocks (items, R) per category."""
+    n_raters, k = reliability.shape[0], prevalence.shape[0]
+    product = np.outer(reliability, reliability)
+    tables = [exact_effect(product, prevalence[c]) for c in range(k)]  # bounded by K
+    diagonals = [np.diag(t).copy() for t in tables]
+    out = np.zeros(n_items)
+    step = max(1, CHUNK_CELLS // max(n_raters, 1))
+    bounds = np.searchsorted(item, np.arange(0, n_items + step, step))
+    for chunk, low in enumerate(range(0, n_items, step)):  # chunks bound memory
+        high = min(n_items, low + step)
+        first, last = bounds[chunk], bounds[chunk + 1]
+        rows = item[first:last] - low
+        for c in range(k):  # bounded by the number of categories
+            mine = given[first:last] == c
+            block = np.zeros((high - low, n_raters))
+            block[rows[mine], rater[first:last][mine]] = 1.0
+            quadratic = ((block @ tables[c]) * block).sum(axis=1)
+            out[low:high] += 0.5 * (quadratic - block @ diagonals[c])
+    return out
+
+
+def _exact_pairs(
+    item: np.ndarray,
+    rater: np.ndarray,
+    given: np.ndarray,
+    m: np.ndarray,
+    reliability: np.ndarray,
+    prevalence: np.ndarray,
+) -> np.ndarray:
+    """The same sums by walking each item's label pairs (few labels per item, many raters)."""
+    out = np.zeros(m.shape[0])
+    starts = np.cumsum(m) - m
+    for i, j in within_item_pairs(item, starts, m):  # chunks of pairs, not a loop per item
+        same = given[i] == given[j]
+        i, j = i[same], j[same]
+        effect = exact_effect(reliability[rater[i]] * reliability[rater[j]], prevalence[given[i]])
+        out += np.bincount(item[i], weights=effect, minlength=m.shape[0])
+    return out
+
+
 def rho(
     table: GroupTable,
-    x: np.ndarray,
-    y: np.ndarray,
+    reliability: np.ndarray,
     rated: np.ndarray,
     prevalence: np.ndarray,
     mode: RhoMode,
@@ -52,21 +147,19 @@ def rho(
 ) -> Rho:
     """rho over pairable items.
 
-    x : (R,) chance of a random choice; y : (R, K) peaked choices; rated : (R,) bool, raters
-    with repeated presentations (x, y of the others are ignored); prevalence : P (K,).
+    reliability : Y_p (R,); rated : (R,) bool, human raters with repeated presentations (Y of
+    the others is ignored); prevalence : P (K,).
     """
-    n_raters, k = y.shape
-    human_rated = rated & (np.bincount(table.label_rater, minlength=n_raters) > 0)
-    if not human_rated.any():
-        return Rho(None, 0, 0, "no repeated presentations")
-    x = x.astype(float).copy()
-    y = y.astype(float).copy()
-    x[~rated], y[~rated] = 0.0, 0.0
-    if unrated == RhoUnrated.POOL:
-        x[~rated] = x[human_rated].mean()
-        y[~rated] = y[human_rated].mean(axis=0)
+    k = prevalence.shape[0]
+    if not rated.any():
+        return Rho(None, 0, NO_REPEATS)
+    if table.n_pairable == 0:
+        return Rho(None, 0, NO_PAIRABLE)
+    y = np.where(rated, reliability, 0.0).astype(float)
+    if unrated == RhoUnrated.POOL:  # x = mean x over raters with repeats: Y = mean Y
+        y[~rated] = reliability[rated].mean()
     elif unrated == RhoUnrated.PERFECT:
-        y[~rated] = prevalence
+        y[~rated] = 1.0
     if unrated == RhoUnrated.EXCLUDE:
         keep = rated[table.label_rater]
         item, rater = table.label_item[keep], table.label_rater[keep]
@@ -82,34 +175,23 @@ def rho(
         m = table.m
     used = m >= 2
     if not used.any():
-        return Rho(None, 0, 0, "no item with two rated raters")
-    # one factor per (rater, category), gathered once per label
-    chance = x[:, None] * prevalence[None, :]  # (R, K)
-    reliability = (1.0 - x)[:, None]
-    approximate_table = np.divide(
-        np.broadcast_to(reliability, chance.shape),
-        reliability + chance,
-        out=np.ones_like(chance),
-        where=(reliability + chance) > 0,
-    )
-    rater_code = rater * k + given
-    approximate = approximate_table.ravel()[rater_code]
-    size = table.n_pairable * k
-    pair_sum = _pair_sum(code, size, approximate)
-    fallbacks = 0
+        return Rho(None, 0, NO_RATED_PAIR)
     if mode == RhoMode.EXACT:
-        exact_denominator = y + chance
-        ready_table = exact_denominator > 0
-        exact_table = np.divide(y, exact_denominator, out=np.zeros_like(y), where=ready_table)
-        ready = ready_table.ravel()[rater_code]
-        exact = exact_table.ravel()[rater_code]
-        pair_sum += _pair_sum(code[ready], size, exact[ready])
-        pair_sum -= _pair_sum(code[ready], size, approximate[ready])
-        agreeing = np.bincount(code, minlength=size)
-        agreeing_ready = np.bincount(code[ready], minlength=size)
-        fallbacks = int(
-            (agreeing * (agreeing - 1) // 2 - agreeing_ready * (agreeing_ready - 1) // 2).sum()
-        )
-    per_item = pair_sum.reshape(table.n_pairable, k).sum(axis=1)
+        n_raters = y.shape[0]
+        if n_raters <= MAX_MASK_RATERS:
+            per_item = _exact_masks(code, rater, table.n_pairable, y, prevalence)
+        elif table.n_pairable * n_raters <= DENSE_OCCUPANCY * item.shape[0]:
+            per_item = _exact_dense(item, rater, given, table.n_pairable, y, prevalence)
+        else:
+            per_item = _exact_pairs(item, rater, given, m, y, prevalence)
+    else:
+        # one factor per (rater, category), gathered once per label
+        chance = (1.0 - y)[:, None] * prevalence[None, :]  # (R, K): P(c) x_p
+        genuine = np.broadcast_to(y[:, None], chance.shape)
+        factor = np.divide(
+            genuine, genuine + chance, out=np.zeros_like(chance), where=genuine > 0
+        ).ravel()[rater * k + given]
+        per_item = _pair_sum(code, table.n_pairable * k, factor)
+        per_item = per_item.reshape(table.n_pairable, k).sum(axis=1)
     pairs = np.where(used, m * (m - 1) / 2.0, 1.0)
-    return Rho(mean_of(per_item / pairs, used), int(used.sum()), fallbacks, None)
+    return Rho(mean_of(per_item / pairs, used), int(used.sum()), None)

@@ -1,14 +1,16 @@
 """Expected agreement of independent classifiers and its repeatability / rater-effect split.
 
-Reference: Bashkansky and Marmor (ENBIS 2025 slides, seeds); MEASURES.md section 10. On an item
-seen by L >= 2 group raters with category distributions P_l (from the rater's repeats, or one-hot
-from a single label) and pbar = mean_l P_l:
+Reference: Bashkansky and Marmor (ENBIS 2025 slides, seeds); MEASURES.md section 10, version 2.
+Written with two agreement rates, for an item with L raters and K categories,
 
-    Repeatability_u = K/(K-1) (1 - mean_l sum_c P_l(c)^2)
-    RaterEffect_u   = K/(K-1) (mean_l sum_c P_l(c)^2 - sum_c pbar(c)^2)     (population variance)
-    kappa_u         = 1 - Repeatability_u - L/(L-1) RaterEffect_u
+    a = mean_l sum_c P_l(c)^2              (within: two looks of one rater agree)
+    b = mean over ordered pairs l != l' of P_l . P_l'   (between: two raters agree)
+    Repeatability = K/(K-1) (1 - a)
+    RaterEffect   = K/(K-1) (1 - 1/L) (a - b)
+    kappa_BM      = 1 - K/(K-1) (1 - b)
 
-Project values are means over items, so each is ``mean_of`` a per-item value.
+From labels: a_u = mean over u's raters of SA_p (raters without repeats take the mean SA of the
+raters with repeats), b_u = Ao_u on the first looks. Project values are means over items.
 """
 
 from __future__ import annotations
@@ -17,57 +19,52 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from auditor.stats.tables import Cells, GroupTable
+from auditor.stats.kappa import observed_per_item
+from auditor.stats.tables import GroupTable
 from auditor.stats.totals import ItemTotals, mean_of
 
 
 @dataclass(frozen=True)
 class Split:
+    """kappa_BM always (when pairable); repeatability and rater effect None without repeats."""
+
     expected_agreement: ItemTotals
-    repeatability: ItemTotals
-    rater_effect: ItemTotals
+    repeatability: ItemTotals | None
+    rater_effect: ItemTotals | None
 
 
-def split_per_item(
-    distribution_sum: np.ndarray, square_sum: np.ndarray, raters: np.ndarray
+def split_from_rates(
+    within: np.ndarray, between: np.ndarray, raters: np.ndarray, k: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """kappa_u, Repeatability_u, RaterEffect_u from per-item sums.
-
-    distribution_sum : sum_l P_l, shape (N, K); square_sum : sum_l sum_c P_l(c)^2, (N,);
-    raters : L, (N,) with L >= 2.
-    """
-    k = distribution_sum.shape[1]
+    """kappa_BM, Repeatability, RaterEffect from a (within), b (between) and L, each (N,)."""
     scale = k / (k - 1)
-    mean_square = square_sum / raters
-    pbar = distribution_sum / raters[:, None]
-    repeatability = scale * (1.0 - mean_square)
-    effect = scale * (mean_square - (pbar**2).sum(axis=1))
-    kappa = 1.0 - repeatability - raters / (raters - 1.0) * effect
+    repeatability = scale * (1.0 - within)
+    effect = scale * (1.0 - 1.0 / raters) * (within - between)
+    kappa = 1.0 - scale * (1.0 - between)
     return kappa, repeatability, effect
 
 
-def split(table: GroupTable, cells: Cells) -> Split:
-    """Per pairable item from the group's cells, repeated cells using all their labels."""
-    n, k = table.counts.shape
-    distribution = table.counts.astype(float)
-    squares = table.m.astype(float)
-    # repeated cells of the group on pairable items: replace their one-hot by their shares
-    # label_cell is ascending: find each repeated cell among the group's labels
-    where = np.searchsorted(table.label_cell, cells.repeat_cell)
-    where = np.minimum(where, max(table.label_cell.shape[0] - 1, 0))
-    group = (
-        table.label_cell[where] == cells.repeat_cell
-        if table.label_cell.shape[0]
-        else np.zeros(cells.repeat_cell.shape[0], dtype=bool)
+def rates_of(distributions: np.ndarray) -> tuple[float, float]:
+    """a and b of one item's rater distributions P_l, shape (L, K) (the slides' form)."""
+    n = distributions.shape[0]
+    within = float((distributions**2).sum(axis=1).mean())
+    total = distributions.sum(axis=0)
+    between = float(((total**2).sum() - (distributions**2).sum()) / (n * (n - 1)))
+    return within, between
+
+
+def split(table: GroupTable, rater_sa: np.ndarray, rated: np.ndarray) -> Split:
+    """Per pairable item; rater_sa : SA_p (R,), rated : (R,) bool, raters with repeats."""
+    k = table.counts.shape[1]
+    between = observed_per_item(table.counts, table.m)
+    raters = table.m.astype(float)
+    if not rated.any():
+        kappa = 1.0 - k / (k - 1) * (1.0 - between)
+        return Split(mean_of(kappa), None, None)
+    sa = np.where(rated, rater_sa, rater_sa[rated].mean())
+    within = (
+        np.bincount(table.label_item, weights=sa[table.label_rater], minlength=table.n_pairable)
+        / raters
     )
-    if group.any():
-        label = where[group]
-        counts = cells.repeat_counts[group]
-        shares = counts / counts.sum(axis=1, keepdims=True)
-        item = table.label_item[label]
-        np.add.at(distribution, (item, table.label_category[label]), -1.0)
-        for c in range(k):  # bounded by the number of categories
-            distribution[:, c] += np.bincount(item, weights=shares[:, c], minlength=n)
-        squares -= np.bincount(item, weights=1.0 - (shares**2).sum(axis=1), minlength=n)
-    kappa, repeatability, effect = split_per_item(distribution, squares, table.m.astype(float))
+    kappa, repeatability, effect = split_from_rates(within, between, raters, k)
     return Split(mean_of(kappa), mean_of(repeatability), mean_of(effect))

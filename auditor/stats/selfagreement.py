@@ -1,14 +1,18 @@
-"""Self-agreement and the max-entropy rater model (MEASURES.md section 8).
+"""Self-agreement and the rater model (MEASURES.md section 8, version 2).
 
 Reference: Cabitza et al., the self-agreement and rho paper (seeds). For a rater p and an item u
-it saw m >= 2 times, d_pu(c) is the share of p's labels on u that are c;
+it saw m >= 2 times, n_puc of those looks giving c,
 
-    SA_pu = sum_c d_pu(c)^2,     SA_p = mean over p's repeated items.
+    SA_pu = sum_c n_puc (n_puc - 1) / (m (m - 1)),     SA_p = mean over p's repeated items,
 
-The rater model splits d = x P + y (x: a random choice following the project's category
-shares P; y_c >= 0: peaked choices) with maximum entropy of (x, y). The entropy is concave in
-x on [0, min_{P_c > 0} d_c / P_c]; its derivative -log x + sum_c P_c log(d_c - x P_c) falls
-from +inf to -inf there, so a vectorised bisection finds the root for all cells at once.
+the share of agreeing pairs of looks: an unbiased estimate of the chance that two looks agree,
+whatever the number of looks (the paper's sum_c d(c)^2 counts each look agreeing with itself).
+
+The rater model: with chance x_p a random choice drawn from the category shares P, otherwise
+the rater's genuine reading of the item. Two looks then agree with chance s + (1 - s) Y_p^2,
+s = sum_c P(c)^2, Y_p = 1 - x_p. ``moments`` (default) solves that for Y_p; ``max_entropy``
+keeps the paper's per-item max-entropy split d = x P + y, whose bound min_c d(c) / P(c) reads
+x = 0 whenever a few looks miss a category in use (always with two looks and K > 2).
 """
 
 from __future__ import annotations
@@ -17,7 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from auditor.domain import RaterModel
+from auditor.stats.totals import EPS
+
 _BISECTION_STEPS = 64
+
+SINGLE_CATEGORY = "a single category in use"
 
 
 def max_entropy_split(shares: np.ndarray, prevalence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -64,50 +73,86 @@ def split_entropy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return terms.sum(axis=1)
 
 
+def pairs_agreeing(counts: np.ndarray) -> np.ndarray:
+    """SA_pu per repeated cell: the share of agreeing pairs of looks; counts (G, K) -> (G,)."""
+    looks = counts.sum(axis=1).astype(float)
+    agreeing = (counts * (counts - 1)).sum(axis=1).astype(float)
+    return agreeing / np.maximum(looks * (looks - 1), 1.0)
+
+
 @dataclass(frozen=True)
 class SelfAgreement:
-    """Per rater (R,): SA_p (NaN without repeats), repeated items, presentations, x_p, y_p (R, K).
+    """Per rater (R,): SA_p (NaN without repeats), repeated items, presentations.
 
-    cell_sa : SA_pu per repeated cell (G,); cell_rater, cell_item : (G,).
+    cell_sa : SA_pu per repeated cell (G,); cell_counts : its look counts (G, K);
+    cell_rater, cell_item : (G,).
     """
 
     sa: np.ndarray
     n_items: np.ndarray
     n_presentations: np.ndarray
-    x: np.ndarray
-    y: np.ndarray
     cell_sa: np.ndarray
-    cell_x: np.ndarray
+    cell_counts: np.ndarray
     cell_rater: np.ndarray
     cell_item: np.ndarray
 
 
 def self_agreement(
-    counts: np.ndarray,
-    cell_rater: np.ndarray,
-    cell_item: np.ndarray,
-    prevalence: np.ndarray,
-    n_raters: int,
+    counts: np.ndarray, cell_rater: np.ndarray, cell_item: np.ndarray, n_raters: int
 ) -> SelfAgreement:
-    """SA and the rater model from the category counts (G, K) of repeated (item, rater) cells."""
-    k = counts.shape[1]
-    total = counts.sum(axis=1)
-    shares = counts / np.maximum(total, 1)[:, None]
-    cell_sa = (shares**2).sum(axis=1)
-    x, y = max_entropy_split(shares, prevalence)
+    """SA from the category counts (G, K) of repeated (item, rater) cells."""
+    cell_sa = pairs_agreeing(counts)
     n_items = np.bincount(cell_rater, minlength=n_raters)
     denominator = np.where(n_items > 0, n_items, np.nan)
-    rater_y = np.empty((n_raters, k))
-    for c in range(k):  # bounded by the number of categories
-        rater_y[:, c] = np.bincount(cell_rater, weights=y[:, c], minlength=n_raters) / denominator
     return SelfAgreement(
         sa=np.bincount(cell_rater, weights=cell_sa, minlength=n_raters) / denominator,
         n_items=n_items,
-        n_presentations=np.bincount(cell_rater, weights=total, minlength=n_raters).astype(np.int64),
-        x=np.bincount(cell_rater, weights=x, minlength=n_raters) / denominator,
-        y=rater_y,
+        n_presentations=np.bincount(
+            cell_rater, weights=counts.sum(axis=1), minlength=n_raters
+        ).astype(np.int64),
         cell_sa=cell_sa,
-        cell_x=x,
+        cell_counts=counts,
         cell_rater=cell_rater,
         cell_item=cell_item,
     )
+
+
+@dataclass(frozen=True)
+class RaterFit:
+    """The rater model per rater (R,), NaN where undefined (``reason`` says why when global).
+
+    chance : s = sum_c P(c)^2. self_kappa : (SA_p - s) / (1 - s). reliability : Y_p.
+    random_choice : x_p = 1 - Y_p. cell_x : per repeated cell x (max_entropy only, else None).
+    """
+
+    mode: RaterModel
+    chance: float
+    self_kappa: np.ndarray
+    reliability: np.ndarray
+    random_choice: np.ndarray
+    cell_x: np.ndarray | None
+    reason: str | None
+
+
+def kappa_to_reliability(self_kappa: np.ndarray) -> np.ndarray:
+    """Y = sqrt(clip(self_kappa, 0, 1)): two looks agree with chance s + (1 - s) Y^2."""
+    return np.sqrt(np.clip(self_kappa, 0.0, 1.0))
+
+
+def fit(model: SelfAgreement, prevalence: np.ndarray, mode: RaterModel) -> RaterFit:
+    """x_p and Y_p of every rater with repeats by ``mode``; P = ``prevalence`` (K,)."""
+    chance = float((prevalence**2).sum())
+    n_raters = model.sa.shape[0]
+    undefined = np.full(n_raters, np.nan)
+    if 1.0 - chance <= EPS:  # one category in use: chance agreement is 1, nothing to correct
+        return RaterFit(mode, chance, undefined, undefined, undefined, None, SINGLE_CATEGORY)
+    self_kappa = (model.sa - chance) / (1.0 - chance)
+    if mode == RaterModel.MOMENTS:
+        reliability = kappa_to_reliability(self_kappa)
+        return RaterFit(mode, chance, self_kappa, reliability, 1.0 - reliability, None, None)
+    counts = model.cell_counts
+    shares = counts / np.maximum(counts.sum(axis=1), 1)[:, None]
+    cell_x, _ = max_entropy_split(shares, prevalence)
+    denominator = np.where(model.n_items > 0, model.n_items, np.nan)
+    x = np.bincount(model.cell_rater, weights=cell_x, minlength=n_raters) / denominator
+    return RaterFit(mode, chance, self_kappa, 1.0 - x, x, cell_x, None)

@@ -34,6 +34,7 @@ from auditor.domain import (
     IntervalMethod,
     ProjectSettings,
     RaterKind,
+    RaterModel,
     RhoMode,
     RhoUnrated,
 )
@@ -71,6 +72,7 @@ class Project(Base):
         CheckConstraint(_one_of("collapse", CollapsePolicy), name="collapse"),
         CheckConstraint(_one_of("rho_mode", RhoMode), name="rho_mode"),
         CheckConstraint(_one_of("rho_unrated", RhoUnrated), name="rho_unrated"),
+        CheckConstraint(_one_of("rater_model", RaterModel), name="rater_model"),
         CheckConstraint(_one_of("interval_method", IntervalMethod), name="interval_method"),
         CheckConstraint("interval_level >= 0.5 AND interval_level < 1", name="interval_level"),
         CheckConstraint("bootstrap_resamples >= 10", name="bootstrap_resamples"),
@@ -90,6 +92,9 @@ class Project(Base):
     )
     rho_unrated: Mapped[str] = mapped_column(
         String(16), server_default=_literal(_DEFAULTS.rho_unrated.value)
+    )
+    rater_model: Mapped[str] = mapped_column(
+        String(16), server_default=_literal(_DEFAULTS.rater_model.value)
     )
     interval_method: Mapped[str] = mapped_column(
         String(16), server_default=_literal(_DEFAULTS.interval_method.value)
@@ -113,6 +118,7 @@ class Project(Base):
             collapse=CollapsePolicy(self.collapse),
             rho_mode=RhoMode(self.rho_mode),
             rho_unrated=RhoUnrated(self.rho_unrated),
+            rater_model=RaterModel(self.rater_model),
             interval_method=IntervalMethod(self.interval_method),
             interval_level=self.interval_level,
             bootstrap_resamples=self.bootstrap_resamples,
@@ -124,6 +130,7 @@ class Project(Base):
         self.collapse = settings.collapse.value
         self.rho_mode = settings.rho_mode.value
         self.rho_unrated = settings.rho_unrated.value
+        self.rater_model = settings.rater_model.value
         self.interval_method = settings.interval_method.value
         self.interval_level = settings.interval_level
         self.bootstrap_resamples = settings.bootstrap_resamples

@@ -38,9 +38,11 @@ def test_db_upgrade_check_downgrade(cli, scratch_database_url) -> None:
 
 def test_project_commands(cli, database_url) -> None:
     result = cli(database_url, "project", "create", "chest", "--categories", "normal,benign",
-                 "--collapse", "latest", "--windows", "7,30")  # fmt: skip
+                 "--collapse", "latest", "--windows", "7,30",
+                 "--rater-model", "max_entropy")  # fmt: skip
     assert result.exit_code == 0, result.stderr
     assert "collapse   latest" in result.stdout
+    assert "rater model max_entropy" in result.stdout
     assert cli(database_url, "project", "create", "chest", "-c", "a,b").exit_code == 1
     assert cli(database_url, "project", "create", "Bad!", "-c", "a,b").exit_code == 1
     assert cli(database_url, "project", "list").stdout.startswith("chest\tnormal,benign")
@@ -48,6 +50,9 @@ def test_project_commands(cli, database_url) -> None:
     shown = cli(database_url, "project", "show", "chest")
     assert "0:normal, 1:benign, 2:other" in shown.stdout
     assert "windows    7d, 30d" in shown.stdout
+    assert "rater model max_entropy" in shown.stdout
+    default = cli(database_url, "project", "create", "plain", "-c", "a,b")
+    assert "rater model moments" in default.stdout
     assert cli(database_url, "project", "show", "nope").exit_code == 1
 
 

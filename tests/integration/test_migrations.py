@@ -48,3 +48,22 @@ def test_check_detects_drift(scratch_database_url: str) -> None:
         engine.dispose()
     with pytest.raises(migrate.SchemaDriftError):
         migrate.check(scratch_database_url)
+
+
+def test_existing_projects_get_the_moments_rater_model(scratch_database_url: str) -> None:
+    url = scratch_database_url
+    migrate.upgrade(url, "0004")
+    engine = make_engine(url)
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO projects (slug, name, created_at) VALUES ('old', 'Old', 0)"
+            )
+        migrate.upgrade(url)
+        with engine.connect() as connection:
+            stored = connection.exec_driver_sql("SELECT rater_model FROM projects").scalar_one()
+        assert stored == "moments"
+        with engine.begin() as connection, pytest.raises(Exception, match="rater_model"):
+            connection.exec_driver_sql("UPDATE projects SET rater_model = 'guess'")
+    finally:
+        engine.dispose()

@@ -91,6 +91,13 @@ def test_rater_table_heatmap_and_sparklines(server, page):
     page.goto(f"{server.base_url}/projects/{DEMO.slug}")
     raters = page.locator('table[data-table="raters"] tbody tr')
     assert raters.count() == 10
+    # issue 10: the rater model's reliability beside self-agreement; rho says what it is
+    header = page.locator('table[data-table="raters"] thead').inner_text()
+    assert "Self-agreement\tReliability\tRandom-choice share" in header
+    row = page.locator(f'tr[data-rater="{DEGRADING}"]').inner_text().split("\t")
+    assert row[2][0].isdigit() and row[3][0].isdigit()  # reliability and random choice shown
+    card = page.locator('[data-card="rho"]').inner_text()
+    assert "reliability-weighted agreement" in card
     expected = _expected(server.database_url, "self_agreement", f"rater:{DEGRADING}")
     spark = page.locator(f'svg[data-chart="spark-{DEGRADING}"]')
     # The sparkline follows the 7-day window and draws its defined values only.

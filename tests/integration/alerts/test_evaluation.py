@@ -214,3 +214,40 @@ def test_hook_is_registered_once():
 
     alerts.install_hook()
     assert audit._snapshot_hooks.count(alerts._hook) == 1
+
+
+def test_a_rule_on_reliability_judges_each_rater(uow, project):
+    # issue 10: reliability is a metric for rules. Rater a looks at every item again and
+    # answers differently (reliability 0); b looks again and answers the same (reliability 1).
+    log_channel(uow)
+    add_rule(
+        uow,
+        "p",
+        RuleSpec(
+            metric="reliability",
+            condition="below",
+            threshold=0.5,
+            subject="every_rater",
+            name="reliable",
+            min_n=5,
+        ),
+    )
+    first = labels(24, T0, agreement=1.0, prefix="g")
+    again = []
+    for row in first:
+        if row["rater"] in ("a", "b"):
+            label = row["label"] if row["rater"] == "b" else "flip"
+            again.append({**row, "label": label, "labeled_at": row["labeled_at"] + HOUR})
+    flips = {r["item"]: r["label"] for r in first if r["rater"] == "a"}
+    for row in again:
+        if row["label"] == "flip":  # any other category than the first look's
+            row["label"] = next(c for c in ("yes", "no", "maybe") if c != flips[row["item"]])
+    ingest(uow, "p", first + again)
+    recompute(uow, project, T0 + 2 * HOUR)
+    verdicts = {
+        h["subject_key"]: h["verdict"]
+        for h in evaluation_history(uow, "p", limit=100)
+        if h["rule_id"] == "p:reliable"
+    }
+    assert verdicts["rater:a"] == "breach"
+    assert verdicts["rater:b"] == "clear"

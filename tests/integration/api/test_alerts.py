@@ -267,11 +267,23 @@ def test_states_and_history_after_a_recompute(world) -> None:
 def test_settings_update(world) -> None:
     client, admin = world.client, world.auth()
     before = client.get(f"{BASE}/settings", headers=admin).json()
-    patch = {"interval_level": 0.9, "windows_days": [30, 7, 30], "collapse": "latest"}
+    assert before["rater_model"] == "moments"
+    patch = {
+        "interval_level": 0.9,
+        "windows_days": [30, 7, 30],
+        "collapse": "latest",
+        "rater_model": "max_entropy",
+    }
     changed = client.patch(f"{BASE}/settings", json=patch, headers=admin)
     assert changed.status_code == 200, changed.text
     after = changed.json()
-    assert after == {**before, "interval_level": 0.9, "windows_days": [7, 30], "collapse": "latest"}
+    assert after == {
+        **before,
+        "interval_level": 0.9,
+        "windows_days": [7, 30],
+        "collapse": "latest",
+        "rater_model": "max_entropy",
+    }
     assert client.get(f"{BASE}/settings", headers=admin).json() == after
     assert client.patch(f"{BASE}/settings", json={}, headers=admin).json() == after
     # beta is untouched
@@ -281,6 +293,7 @@ def test_settings_update(world) -> None:
         ({"bootstrap_resamples": 5}, "bootstrap_resamples"),
         ({"interval_level": 1.0}, "interval_level"),
         ({"collapse": "random"}, "collapse"),
+        ({"rater_model": "guess"}, "rater_model"),
         ({"windows_days": [0]}, "windows_days"),
         ({"colour": "red"}, "colour"),
     ):
@@ -299,6 +312,7 @@ def test_settings_service_names_the_field(world) -> None:
             ({"interval_level": 1.5}, "interval_level"),
             ({"bootstrap_resamples": 3}, "bootstrap_resamples"),
             ({"rho_mode": "guess"}, "rho_mode"),
+            ({"rater_model": "guess"}, "rater_model"),
             ({"windows_days": [7, -1]}, "windows_days"),
             ({"recompute_interval_seconds": True}, "recompute_interval_seconds"),
             ({"nope": 1}, "nope"),

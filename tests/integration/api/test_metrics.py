@@ -27,6 +27,11 @@ def test_metrics_report_latest_values_labels_and_recomputes(world) -> None:
     }
     assert values[("alpha", "kappa_s", "project", "cumulative")] == expected
     assert ("alpha", "self_agreement", "rater:a1", "cumulative") in values
+    rater = latest.json()["raters"]["a1"]
+    for name in ("self_kappa", "reliability", "random_choice"):  # issue 10: the rater model
+        if rater[name]["value"] is not None:
+            assert values[("alpha", name, "rater:a1", "cumulative")] == rater[name]["value"]
+    assert rater["reliability"]["value"] is not None
     labels = {s.labels["project"]: s.value for s in families["auditor_labels_ingested"]}
     counts = latest.json()["n_labels"]
     assert labels["alpha"] == counts

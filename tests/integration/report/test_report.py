@@ -63,6 +63,9 @@ def test_html_report_is_self_contained_and_complete(cli, seeded: str, tmp_path: 
     engine.dispose()
     assert 'data-chart="cohen-heatmap"' in html
     assert "0.667 tentative" in html and "0.800 reliable" in html
+    # issue 10: rho says what it is; the rater table shows the rater model's reliability
+    assert "rho (reliability-weighted agreement)" in html
+    assert "<th>Self-agreement</th><th>Reliability</th><th>Random-choice share</th>" in html
 
 
 def test_png_figures_are_images(cli, tmp_path: Path) -> None:

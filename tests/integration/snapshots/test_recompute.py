@@ -76,6 +76,7 @@ def test_first_recompute_writes_both_scopes_with_points_matching_the_stats(uow, 
     assert meta["watermark"] == loaded.watermark and meta["project_label_count"] == 120
     assert meta["tick"] == int(now.timestamp()) // 60
     assert meta["settings"]["windows_days"] == [7]
+    assert meta["settings"]["rater_model"] == "moments"  # history says which model made it
 
     kappa = metric_history(uow, "p", "kappa_s", scopes=["cumulative"])
     assert [p.value for p in kappa] == [expected["measures"]["kappa_s"]["value"]]

@@ -102,7 +102,11 @@ def test_default_rules_match_the_issue():
 
 
 def test_rater_metrics_are_accepted_for_every_rater_and_model_metrics_for_a_model():
-    make(metric="self_agreement", subject=SubjectSelector(SubjectKind.EVERY_RATER))
+    # self_agreement and random_choice keep working; reliability and self_kappa are new (v2)
+    for metric in ("self_agreement", "random_choice", "reliability", "self_kappa"):
+        make(metric=metric, subject=SubjectSelector(SubjectKind.EVERY_RATER))
+        with pytest.raises(ValueError):
+            make(metric=metric)  # a rater metric on the project is never reported
     make(metric="kappa_va", subject=SubjectSelector(SubjectKind.MODEL, "model-v1"))
     with pytest.raises(ValueError, match="not reported for a model subject"):
         make(metric="kappa_s", subject=SubjectSelector(SubjectKind.MODEL, "model-v1"))

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 
-MEASURE_KEYS = {"value", "ci_low", "ci_high", "n", "band", "reason"}
+MEASURE_KEYS = {"value", "ci_low", "ci_high", "ci_reason", "n", "band", "reason"}
+RATER_MEASURES = ("self_agreement", "self_kappa", "reliability", "random_choice", "s_vs_group")
 PROJECT_KEYS = {
     "observed_agreement",
     "kappa_s",
@@ -59,9 +60,9 @@ def check_shape(doc: dict) -> None:
     for m in doc["measures"].values():
         assert set(m) == MEASURE_KEYS
     for rater in doc["raters"].values():
-        assert set(rater) == {"self_agreement", "random_choice", "s_vs_group", "n_repeated_items"}
+        assert set(rater) == {*RATER_MEASURES, "n_repeated_items"}
         assert isinstance(rater["n_repeated_items"], int)
-        for key in ("self_agreement", "random_choice", "s_vs_group"):
+        for key in RATER_MEASURES:
             assert set(rater[key]) == MEASURE_KEYS
     for model in doc["models"].values():
         assert set(model) == {"s", "kappa_va"}
@@ -82,7 +83,8 @@ def test_json_has_exactly_the_public_shape(label_file: Path) -> None:
     assert set(doc["raters"]) == {"ann", "bob", "cat"}
     assert set(doc["models"]) == {"clf"}
     assert doc["raters"]["ann"]["n_repeated_items"] == 1
-    assert doc["raters"]["ann"]["self_agreement"]["value"] == 0.5
+    # ann saw item 2 twice (no, yes): no agreeing pair of looks
+    assert doc["raters"]["ann"]["self_agreement"]["value"] == 0.0
     # collapse=first: ann's first look at item 2 is "no", so item 2 is no/yes/no
     assert doc["measures"]["observed_agreement"]["value"] == pytest.approx(
         (1 / 3 + 1 / 3 + 1 + 1) / 4
@@ -168,3 +170,44 @@ def test_a_file_with_one_label_suggests_the_vocabulary(tmp_path: Path) -> None:
     measured = CliRunner().invoke(app, ["stats", str(path), "--categories", "x,y", "--json"])
     kappa_s = json.loads(measured.stdout)["measures"]["kappa_s"]
     assert kappa_s["value"] is None and "single category" in kappa_s["reason"]
+
+
+def test_duplicate_rows_are_one_look_and_the_summary_says_so(tmp_path: Path) -> None:
+    # ann's item-2 look in session s1 is sent twice with the same time: one look, not a repeat;
+    # the row without labeled_at is a look of its own (nothing tells a resend from a look)
+    extra = "2,ann,no,s1,2026-01-02T10:00:00Z,human\n3,cat,yes,,,human\n3,cat,yes,,,human\n"
+    path = tmp_path / "dups.csv"
+    path.write_text(CSV + extra)
+    shown = CliRunner().invoke(app, ["stats", str(path)])
+    assert shown.exit_code == 0, shown.output
+    assert "duplicates dropped: 1 row(s)" in shown.output
+    doc = json.loads(CliRunner().invoke(app, ["stats", str(path), "--json"]).output)
+    assert doc["n_labels"] == 15 + 2
+    assert doc["raters"]["ann"]["n_repeated_items"] == 1  # still only item 2's second session
+    assert doc["raters"]["cat"]["n_repeated_items"] == 1
+
+
+def test_rater_model_option_and_table_columns(label_file: Path) -> None:
+    shown = CliRunner().invoke(app, ["stats", str(label_file), "--rater-model", "max_entropy"])
+    assert shown.exit_code == 0, shown.output
+    assert "rater model: max_entropy" in shown.output
+    assert "self_kappa | reliability | random_choice" in shown.output
+    bad = CliRunner().invoke(app, ["stats", str(label_file), "--rater-model", "guess"])
+    assert bad.exit_code != 0
+
+
+def test_a_bootstrap_that_cannot_run_says_why_in_the_table(tmp_path: Path) -> None:
+    # 120 raters at 3 per item: too many rater-set patterns for kappa_S's bootstrap
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    lines = ["item,rater,label"]
+    for u in range(1500):
+        for r in rng.choice(120, 3, replace=False):
+            lines.append(f"i{u},r{r},{'yes' if rng.random() < 0.6 else 'no'}")
+    path = tmp_path / "many.csv"
+    path.write_text("\n".join(lines) + "\n")
+    shown = CliRunner().invoke(app, ["stats", str(path), "--ci", "bootstrap", "--resamples", "10"])
+    assert shown.exit_code == 0, shown.output
+    kappa = next(line for line in shown.output.splitlines() if line.startswith("kappa_s "))
+    assert "[no interval: too many rater-set patterns to bootstrap" in kappa

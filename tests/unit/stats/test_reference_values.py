@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from auditor.stats import compute_measures, group, kappa, tables
-from auditor.stats.rnr import split_per_item
+from auditor.stats.rnr import rates_of, split_from_rates
 from tests.unit.stats.helpers import NO_CI, from_matrix, from_rows
 
 # Cohen's two raters, yes/no: seeds/kappas-article.md (Ziai 2017), scikit-learn gives 0.35714.
@@ -122,12 +122,13 @@ def test_syphilis_components_by_equation() -> None:
         ([[1, 0], [0.5, 0.5]], 0.0, 0.5, 0.25),
     ],
 )
-def test_bashkansky_vectors(
+def test_bashkansky_vectors_through_the_a_b_form(
     distributions: list[list[float]], agreement: float, repeatability: float, effect: float
 ) -> None:
     p = np.asarray(distributions, dtype=float)
-    kappa_u, rep, eff = split_per_item(
-        p.sum(axis=0)[None, :], np.array([(p**2).sum()]), np.array([2.0])
+    within, between = rates_of(p)
+    kappa_u, rep, eff = split_from_rates(
+        np.array([within]), np.array([between]), np.array([2.0]), 2
     )
     assert (kappa_u[0], rep[0], eff[0]) == pytest.approx((agreement, repeatability, effect))
     # Total = K/(K-1) (1 - sum pbar^2) = Repeatability + RaterEffect (0.75 in the last case)
@@ -135,24 +136,24 @@ def test_bashkansky_vectors(
     assert rep[0] + eff[0] == pytest.approx(total)
 
 
-@pytest.mark.parametrize(
-    ("rater_1", "rater_2", "agreement", "repeatability", "effect"),
-    [
-        # the same vectors, built from labels: a repeated presentation gives P_l = (0.5, 0.5)
-        ([0], [0], 1.0, 0.0, 0.0),
-        ([0], [1], -1.0, 0.0, 1.0),
-        ([0, 1], [0, 1], 0.0, 1.0, 0.0),
-        ([0], [0, 1], 0.0, 0.5, 0.25),
-    ],
-)
-def test_bashkansky_vectors_from_labels(
-    rater_1: list[int], rater_2: list[int], agreement: float, repeatability: float, effect: float
-) -> None:
-    rows = [(0, 0, c) for c in rater_1] + [(0, 1, c) for c in rater_2]
+def test_split_from_labels_uses_pairs_of_looks_and_first_looks() -> None:
+    # K = 2. Item 0: rater 0 says a, a (SA_0 = 1 on its one repeated item), rater 1 says b, so
+    # b_0 = 0; item 1: rater 0 a (first look), rater 1 a: b_1 = 1. Rater 1 has no repeats and
+    # takes the mean SA of the raters with repeats (1): a_u = 1 on both items.
+    rows = [(0, 0, 0), (0, 0, 0), (0, 1, 1), (1, 0, 0), (1, 1, 0)]
     ms = compute_measures(from_rows(rows, 2, ["a", "b"]), NO_CI)
     got = tuple(
         ms.measures[name].value for name in ("expected_agreement", "repeatability", "rater_effect")
     )
-    assert got == pytest.approx((agreement, repeatability, effect), abs=1e-12)
-    total = repeatability + effect
-    assert got[1] + got[2] == pytest.approx(total)
+    # per item: kappa = 1 - 2 (1 - b), Rep = 2 (1 - a) = 0, Eff = 2 (1/2) (a - b) = 1 - b
+    assert got == pytest.approx(((-1.0 + 1.0) / 2, 0.0, (1.0 + 0.0) / 2), abs=1e-12)
+
+
+def test_split_without_repeats_is_null_but_expected_agreement_stays() -> None:
+    ms = compute_measures(
+        from_rows([(0, 0, 0), (0, 1, 0), (1, 0, 1), (1, 1, 0)], 2, ["a", "b"]), NO_CI
+    )
+    assert ms.measures["expected_agreement"].value == pytest.approx(0.0)
+    for name in ("repeatability", "rater_effect"):
+        assert ms.measures[name].value is None
+        assert ms.measures[name].reason == "no repeated presentations"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from auditor.domain import IntervalMethod, ProjectSettings
-from auditor.stats import compute_measures, reporting, tables
+from auditor.stats import compute_measures, raters, tables
 from auditor.stats.selfagreement import self_agreement
 from auditor.stats.synthetic import MICROSECONDS_PER_DAY, START, Drift, items_for, synthetic_project
 
@@ -98,11 +98,10 @@ def test_mean_self_agreement_jackknife_equals_refits() -> None:
         cells.repeat_counts,
         cells.rater[cells.repeat_cell],
         cells.item[cells.repeat_cell],
-        np.full(3, 1 / 3),
         labels.n_raters,
     )
     settings = ProjectSettings(interval_method=IntervalMethod.JACKKNIFE, interval_level=0.9)
-    measure = reporting.mean_self_agreement(sa, settings, None)
+    measure = raters.mean_self_agreement(sa, settings, None)
     refits = []
     for u in np.unique(sa.cell_item):
         keep = sa.cell_item != u
