@@ -127,7 +127,8 @@ def simulate_day(
     def emit(rater: str, items: list[str], kind: str) -> None:
         true = np.array([truth[i] for i in items], dtype=np.int64)
         given = _rater_label(rng, true, _reliability(rater, day, config.days))
-        # working hours (08:00-18:00 of the simulated day), spread at random: repeats are mixed among new work
+        # working hours (08:00-18:00 of the simulated day), spread at random: repeats are
+        # mixed among new work
         seconds = np.sort(rng.uniform(8 * 3600, 18 * 3600, size=len(items)))
         order = rng.permutation(len(items))
         for k, position in enumerate(order):
