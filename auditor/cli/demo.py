@@ -132,6 +132,8 @@ def register(app: typer.Typer) -> None:
             f"snapshots in {time.perf_counter() - started:.1f} s."
         )
         typer.echo(
-            f"Explore: AUDITOR_DATABASE_URL={database} auditor history demo "
-            f"--metric self_agreement --subject rater:{DEGRADING_RATER} --scope 7d"
+            "Explore (`auditor` is in .venv/bin: `source .venv/bin/activate` first): "
+            f"export AUDITOR_DATABASE_URL={database}; auditor history demo "
+            f"--metric self_agreement --subject rater:{DEGRADING_RATER} --scope 7d; "
+            "auditor alerts history demo; auditor serve"
         )

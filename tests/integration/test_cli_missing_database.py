@@ -70,6 +70,13 @@ def test_no_file_is_named_and_never_created(tmp_path: Path, command: tuple[str, 
     assert list(tmp_path.iterdir()) == [], "a read created a file"
 
 
+def test_db_check_names_a_missing_file_and_creates_none(tmp_path: Path) -> None:
+    result = _auditor(tmp_path, "db", "check")
+    assert result.returncode == 1, result.stderr
+    assert str(tmp_path / "auditor.db") in result.stderr and "auditor db upgrade" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_file_without_schema_is_named_and_left_alone(tmp_path: Path) -> None:
     stray = tmp_path / "stray.db"
     stray.touch()
