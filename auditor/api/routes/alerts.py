@@ -15,6 +15,7 @@ from fastapi import APIRouter, Body, Path, Query, Response, status
 from auditor.alerting import Rule
 from auditor.api.deps import Admin, Reader, ReadUow, Slug, WriteUow
 from auditor.api.errors import invalid_names_field
+from auditor.api.schemas import IsoTime
 from auditor.api.schemas_alerts import (
     ChannelCreated,
     ChannelIn,
@@ -291,13 +292,16 @@ def evaluation_history(
     _: Reader,
     rule: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     subject: Annotated[
-        str | None, Query(min_length=1, max_length=300, description="project, rater:ID, model:ID")
+        str | None,
+        Query(max_length=300, pattern=r"^(project|(rater|model):.+)$", description="rater:ID"),
     ] = None,
     state: Annotated[
         Literal["ok", "pending", "firing", "insufficient_data", "resolved", "repeat"] | None,
         Query(description="only moves to this state (resolved: firing -> ok)"),
     ] = None,
-    since: Annotated[datetime | None, Query(description="ISO 8601, inclusive")] = None,
+    since: Annotated[
+        IsoTime | None, Query(description="ISO 8601, inclusive; no zone = UTC")
+    ] = None,
     every: Annotated[
         bool, Query(alias="all", description="every evaluation, not only transitions")
     ] = False,
