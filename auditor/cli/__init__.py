@@ -26,18 +26,24 @@ NO_DATABASE = frozenset({"db", "demo", "stats", "version"})
 
 
 def missing_database_message(missing: MissingDatabase) -> str:
-    """One line: the URL and file tried, where that URL came from, and the two ways out."""
-    where = missing.url if missing.path is None else f"{missing.url} (file {missing.path})"
+    """One line: the URL and file tried, where that URL came from, and the likelier way out
+    first (no URL set: point it at your database; a URL set: create the database there)."""
+    where = missing.url if missing.path is None else f"{missing.url}, file {missing.path}"
+    explicit = "AUDITOR_DATABASE_URL" in os.environ
     origin = (
-        "from AUDITOR_DATABASE_URL"
-        if "AUDITOR_DATABASE_URL" in os.environ
-        else "the default, as AUDITOR_DATABASE_URL is not set"
+        "(from AUDITOR_DATABASE_URL)"
+        if explicit
+        else "(the default, as AUDITOR_DATABASE_URL is unset)"
     )
     found = "no such file" if missing.missing == "file" else "no auditor schema in it"
+    point = (
+        "set AUDITOR_DATABASE_URL to your database (after `make demo`: "
+        "sqlite:///auditor-demo.db in the repository directory)"
+    )
+    create = "run `auditor db upgrade` to create it there"
+    advice = f"{create}, or {point}" if explicit else f"{point}, or {create}"
     return (
-        f"no auditor database at {where}, {origin}: {found}; nothing was created. "
-        "Run `auditor db upgrade` to create it there, or set AUDITOR_DATABASE_URL to the "
-        "database you meant (after `make demo`: sqlite:///auditor-demo.db in the repository)"
+        f"no auditor database at {where} {origin}: {found}; nothing was created. To fix: {advice}"
     )
 
 

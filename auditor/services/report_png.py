@@ -43,8 +43,10 @@ def _history_png(history: MetricHistory, path: Path) -> None:
     for value, text in THRESHOLDS:
         if value in shown:
             axes.axhline(value, color="#b22222", linestyle=":", linewidth=1)
-            axes.annotate(text, (1.0, value), xycoords=("axes fraction", "data"), ha="right",
-                          va="bottom", fontsize=8, color="#b22222")  # fmt: skip
+            # labelled beside the plot, as in the SVG chart, where no data point can cover it
+            axes.annotate(text, (1.0, value), xycoords=("axes fraction", "data"),
+                          xytext=(4, 0), textcoords="offset points", ha="left", va="center",
+                          fontsize=8, color="#b22222", annotation_clip=False)  # fmt: skip
     axes.set_title(history.title, fontsize=11)
     axes.set_ylim(low, high)
     axes.grid(alpha=0.3)

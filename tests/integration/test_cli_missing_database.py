@@ -65,7 +65,7 @@ def test_no_file_is_named_and_never_created(tmp_path: Path, command: tuple[str, 
     assert "Traceback" not in message and len(message.splitlines()) == 1, message
     assert "sqlite:///auditor.db" in message
     assert str(tmp_path / "auditor.db") in message
-    assert "AUDITOR_DATABASE_URL is not set" in message
+    assert "AUDITOR_DATABASE_URL is unset" in message
     assert "auditor db upgrade" in message and "set AUDITOR_DATABASE_URL" in message
     assert list(tmp_path.iterdir()) == [], "a read created a file"
 
@@ -82,7 +82,7 @@ def test_a_file_without_schema_is_named_and_left_alone(tmp_path: Path) -> None:
     stray.touch()
     result = _auditor(tmp_path, "snapshot", "demo", url="sqlite:///stray.db")
     assert result.returncode == 2, result.stderr
-    assert f"sqlite:///stray.db (file {stray})" in result.stderr
+    assert f"sqlite:///stray.db, file {stray}" in result.stderr
     assert "from AUDITOR_DATABASE_URL" in result.stderr and "no auditor schema" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stray.db"]
     assert stray.stat().st_size == 0
