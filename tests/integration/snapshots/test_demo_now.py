@@ -51,6 +51,17 @@ def _latest_window(url: str) -> dict:
         engine.dispose()
 
 
+def _kept(before: dict[tuple[str, str], str], after: dict[tuple[str, str], str]) -> None:
+    """The alerts keep their states: none falls to insufficient_data (what an empty window
+    did), a firing one keeps firing (the window lost only older, better labels), an ok one
+    may at most start pending. Exact values are not pinned: the measures may be refined."""
+    assert after.keys() == before.keys()
+    for lane, state in before.items():
+        allowed = {"firing"} if state == "firing" else {"ok", "pending"} if state == "ok" else None
+        assert allowed is None or after[lane] in allowed, (lane, state, after[lane])
+        assert after[lane] != "insufficient_data" or state == "insufficient_data", lane
+
+
 def test_demo_start_is_days_before_the_hour_it_ends() -> None:
     end = datetime(2026, 11, 26, 7, 41, 9, tzinfo=UTC)
     assert demo_start(DemoConfig(days=24, end=end)) == datetime(2026, 11, 2, 7, tzinfo=UTC)
@@ -75,7 +86,7 @@ def test_demo_then_run_once_on_the_wall_clock_keeps_the_story(database: str) -> 
     window = _latest_window(database)
     assert window["n_labels"] > 0
     assert window["measures"]["kappa_s"]["value"] is not None, window["measures"]["kappa_s"]
-    assert _states(database) == states
+    _kept(states, _states(database))
 
 
 def test_a_recompute_hours_after_the_demo_continues_it(tmp_path: Path) -> None:
@@ -98,4 +109,4 @@ def test_a_recompute_hours_after_the_demo_continues_it(tmp_path: Path) -> None:
     assert window["snapshot"]["as_of"] > before
     assert window["n_labels"] > 0
     assert window["measures"]["kappa_s"]["value"] is not None
-    assert _states(url) == states
+    _kept(states, _states(url))
