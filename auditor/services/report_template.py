@@ -26,6 +26,7 @@ table.data th, table.data td { border: 1px solid #ddd; padding: 3px 8px; text-al
 table.data th { background: #f2f4f7; } td.num { text-align: right; white-space: nowrap; }
 .charts { display: flex; flex-wrap: wrap; gap: 14px; }
 figure { margin: 0; border: 1px solid #e0e0e0; padding: 8px; page-break-inside: avoid; }
+figure[data-figure] { max-width: 640px; }
 figcaption { font-weight: 600; }
 .legend { font-size: 12px; color: #444; display: flex; flex-wrap: wrap; gap: 4px 14px; }
 .swatch { display: inline-block; width: 18px; height: 10px; margin-right: 4px; }
