@@ -245,6 +245,8 @@ class EvaluationOut(BaseModel):
     silence_id: int | None
     event_ids: list[str]
     suppressed_event_ids: list[str]
+    # resolved | repeat | the status moved to | "" (the evaluation confirmed its state)
+    change: str = ""
 
 
 class EvaluationList(BaseModel):

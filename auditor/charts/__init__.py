@@ -13,12 +13,11 @@ from auditor.charts.svg import (
     ChartPoint,
     ChartSeries,
     HeatCell,
-    TimelineSpan,
     heatmap,
     line_chart,
     sparkline,
-    timeline,
 )
+from auditor.charts.timeline import TimelineSpan, timeline
 
 __all__ = [
     "THRESHOLDS",

@@ -7,21 +7,27 @@ Design choices, and why:
 - Undefined values (None, with a reason) are drawn as hollow markers on the x axis and break
   the line: a gap says "not measurable here", which a zero would hide.
 - Intervals that leave the plotted range are clipped to it; the tooltip keeps the true ends.
+- The value range fits what is drawn (``auditor.charts.scale``); reference lines are labelled
+  in the right margin, outside the plot, so no line or point can cover their labels; time
+  ticks are spaced by the width of their labels, so labels never overprint.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
 
+from auditor.charts.scale import label_width, time_ticks, y_domain, y_ticks
+
 # Krippendorff's conventions: accept data at alpha >= 0.800, tentative conclusions >= 0.667.
 THRESHOLDS: tuple[tuple[float, str], ...] = ((0.667, "0.667 tentative"), (0.800, "0.800 reliable"))
 
-_PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 44, 12, 12, 28
+# The right margin holds the reference-line labels ("0.800 reliable"), clear of the data.
+_PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 48, 92, 12, 28
+_REFERENCE = "#b22222"
 _AXIS = "#888"
 _GRID = "#e5e5e5"
 _UNDEFINED = "#999"
@@ -56,32 +62,8 @@ class HeatCell:
     reason: str | None = None
 
 
-@dataclass(frozen=True)
-class TimelineSpan:
-    """A state held by one lane (e.g. one alert rule and subject) from ``start`` to ``end``."""
-
-    lane: str
-    state: str
-    start: datetime
-    end: datetime
-    detail: str = ""
-
-
-STATE_COLORS = {
-    "firing": "#d62728",
-    "pending": "#ff9f1c",
-    "ok": "#2ca02c",
-    "insufficient_data": "#9e9e9e",
-    "silenced": "#6a5acd",
-}
-
-
 def _fmt(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
-
-
-def _time_label(moment: datetime, span_seconds: float) -> str:
-    return moment.strftime("%m-%d %H:%M" if span_seconds < 3 * 86400 else "%Y-%m-%d")
 
 
 def _tooltip(series: str, point: ChartPoint) -> str:
@@ -93,13 +75,6 @@ def _tooltip(series: str, point: ChartPoint) -> str:
     if point.reason:
         parts.append(point.reason)
     return "; ".join(parts)
-
-
-def _y_domain(series: Sequence[ChartSeries], thresholds: Sequence[tuple[float, str]]) -> tuple:
-    values = [p.value for s in series for p in s.points if p.value is not None]
-    low = min([0.0, *values])
-    high = max([1.0, *values, *(t for t, _ in thresholds)])
-    return math.floor(low * 10) / 10, math.ceil(high * 10) / 10
 
 
 class _Frame:
@@ -129,38 +104,50 @@ class _Frame:
 
 def _axes(frame: _Frame, times: list[datetime]) -> list[str]:
     out = []
-    step = 0.2 if frame.y1 - frame.y0 <= 1.2 else 0.5
-    tick = math.ceil(frame.y0 / step) * step
-    while tick <= frame.y1 + 1e-9:
+    ticks, decimals = y_ticks(frame.y0, frame.y1)
+    for tick in ticks:
         y = frame.y(tick)
         out.append(
             f'<line x1="{_PAD_LEFT}" y1="{y:.1f}" x2="{frame.width - _PAD_RIGHT}" y2="{y:.1f}" '
             f'stroke="{_GRID}"/><text x="{_PAD_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" '
-            f'font-size="11" fill="#555">{tick:.1f}</text>'
+            f'font-size="11" fill="#555">{tick:.{decimals}f}</text>'
         )
-        tick += step
     out.append(
         f'<line x1="{_PAD_LEFT}" y1="{frame.bottom:.1f}" x2="{frame.width - _PAD_RIGHT}" '
         f'y2="{frame.bottom:.1f}" stroke="{_AXIS}"/>'
     )
     if times:
-        span = frame.t1 - frame.t0
-        distinct = sorted(set(times))
-        count = min(5, len(distinct))
-        chosen = [
-            distinct[round(i * (len(distinct) - 1) / max(count - 1, 1))] for i in range(count)
-        ]
-        for k, moment in enumerate(dict.fromkeys(chosen)):
+        for moment, label in time_ticks(min(times), max(times), frame.inner_w):
             x = frame.x(moment)
-            anchor = (
-                "middle"
-                if len(chosen) == 1
-                else ("start", "middle", "end")[0 if k == 0 else (2 if moment == chosen[-1] else 1)]
-            )
+            half = label_width(label) / 2
+            if x - half < 0 or x + half > frame.width:
+                continue  # a label that would leave the chart is left out, not cut
             out.append(
-                f'<text x="{x:.1f}" y="{frame.bottom + 16:.1f}" text-anchor="{anchor}" '
-                f'font-size="11" fill="#555">{escape(_time_label(moment, span))}</text>'
+                f'<line x1="{x:.1f}" y1="{frame.bottom:.1f}" x2="{x:.1f}" '
+                f'y2="{frame.bottom + 4:.1f}" stroke="{_AXIS}"/><text x="{x:.1f}" '
+                f'y="{frame.bottom + 17:.1f}" text-anchor="middle" font-size="11" '
+                f'fill="#555">{escape(label)}</text>'
             )
+    return out
+
+
+def _references(frame: _Frame, thresholds: Sequence[tuple[float, str]]) -> list[str]:
+    """Dashed reference lines across the plot, each labelled in the right margin; labels
+    closer than a line of text are pushed apart."""
+    out, placed = [], []
+    for value, label in sorted(thresholds):
+        y = frame.y(value)
+        text_y = y + 3.5
+        if placed and placed[-1] - text_y < 12:
+            text_y = placed[-1] - 12
+        placed.append(text_y)
+        out.append(
+            f'<line data-threshold="{value}" x1="{_PAD_LEFT}" y1="{y:.1f}" '
+            f'x2="{frame.width - _PAD_RIGHT}" y2="{y:.1f}" stroke="{_REFERENCE}" '
+            f'stroke-dasharray="3 4" stroke-width="1"/><text data-threshold-label="{value}" '
+            f'x="{frame.width - _PAD_RIGHT + 4}" y="{max(text_y, 10):.1f}" font-size="10" '
+            f'fill="{_REFERENCE}">{escape(label)}</text>'
+        )
     return out
 
 
@@ -203,7 +190,7 @@ def _line_and_points(frame: _Frame, series: ChartSeries, chart_id: str) -> list[
                 segments.append([])
             continue
         segments[-1].append(f"{frame.x(p.at):.1f},{frame.y(p.value):.1f}")
-    dash = ' stroke-dasharray="5 3"' if series.dashed else ""
+    dash = ' stroke-dasharray="7 4"' if series.dashed else ""
     for segment in segments:
         if len(segment) > 1:
             out.append(
@@ -238,30 +225,38 @@ def line_chart(
     *,
     title: str = "",
     thresholds: Sequence[tuple[float, str]] = THRESHOLDS,
+    bounds: tuple[float, float] = (-1.0, 1.0),
     width: int = 640,
     height: int = 240,
 ) -> str:
-    """A time-series chart: one line per series, its interval as a shaded band, dashed
-    threshold lines, and a marker per point (hollow on the axis when undefined)."""
+    """A time-series chart: one line per series (dashed ones for rolling windows), its
+    interval as a shaded band, reference lines, and a marker per point (hollow on the axis
+    when undefined). The value range fits the points and their intervals; a reference line
+    that would flatten the data is left out (``data-thresholds`` lists those drawn)."""
     times = [p.at for s in series for p in s.points]
-    frame = _Frame(width, height, times, _y_domain(series, thresholds))
+    values = [
+        v
+        for s in series
+        for p in s.points
+        if p.value is not None
+        for v in (p.value, p.ci_low, p.ci_high)
+        if v is not None
+    ]
+    low, high, shown = y_domain(values, [t for t, _ in thresholds], bounds)
+    drawn = [(t, label) for t, label in thresholds if t in shown]
+    frame = _Frame(width, height, times, (low, high))
     total = sum(len(s.points) for s in series)
     defined = sum(1 for s in series for p in s.points if p.value is not None)
     body = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{escape(chart_id)}" '
-        f'data-points="{total}" data-defined="{defined}" viewBox="0 0 {width} {height}" '
+        f'data-points="{total}" data-defined="{defined}" '
+        f'data-thresholds="{" ".join(f"{t:g}" for t, _ in drawn)}" '
+        f'data-y-range="{low:.4f} {high:.4f}" viewBox="0 0 {width} {height}" '
         f'width="{width}" height="{height}" role="img" aria-label="{escape(title or chart_id)}">',
         f"<title>{escape(title or chart_id)}</title>",
         *_axes(frame, times),
+        *_references(frame, drawn),
     ]
-    for value, label in thresholds:
-        y = frame.y(value)
-        body.append(
-            f'<line data-threshold="{value}" x1="{_PAD_LEFT}" y1="{y:.1f}" '
-            f'x2="{width - _PAD_RIGHT}" y2="{y:.1f}" stroke="#b22222" stroke-dasharray="3 4" '
-            f'stroke-width="1"/><text x="{width - _PAD_RIGHT - 2}" y="{y - 3:.1f}" '
-            f'text-anchor="end" font-size="10" fill="#b22222">{escape(label)}</text>'
-        )
     for s in series:
         body.extend(_band(frame, s))
     for s in series:
@@ -337,8 +332,9 @@ def heatmap(
     for c in cells:
         by_pair[(c.row, c.column)] = c
         by_pair[(c.column, c.row)] = c
-    margin = 8 + 7 * max((len(x) for x in labels), default=1)
-    size = margin + cell * len(labels) + 4
+    # Column names stand vertical: diagonal ones of long names run into each other.
+    margin = 12 + 7.2 * max((len(x) for x in labels), default=1)
+    size = round(margin + cell * len(labels) + 4)
     body = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" data-chart="{escape(chart_id)}" '
         f'data-cells="{len(cells)}" viewBox="0 0 {size} {size}" width="{size}" height="{size}">'
@@ -346,14 +342,14 @@ def heatmap(
     for i, name in enumerate(labels):
         offset = margin + i * cell + cell / 2
         body.append(
-            f'<text x="{margin - 4}" y="{offset + 4:.1f}" text-anchor="end" font-size="11">'
-            f'{escape(name)}</text><text x="{offset:.1f}" y="{margin - 6}" text-anchor="start" '
-            f'font-size="11" transform="rotate(-45 {offset:.1f} {margin - 6})">'
-            f"{escape(name)}</text>"
+            f'<text x="{margin - 6:.1f}" y="{offset + 4:.1f}" text-anchor="end" font-size="11">'
+            f'{escape(name)}</text><text x="{offset + 4:.1f}" y="{margin - 6:.1f}" '
+            f'text-anchor="start" font-size="11" '
+            f'transform="rotate(-90 {offset + 4:.1f} {margin - 6:.1f})">{escape(name)}</text>'
         )
     for i, row in enumerate(labels):
         for j, column in enumerate(labels):
-            x, y = margin + j * cell, margin + i * cell
+            x, y = round(margin + j * cell, 1), round(margin + i * cell, 1)
             found = by_pair.get((row, column))
             if i == j or found is None:
                 tip = "" if i == j else f"{row} and {column}: no items in common"
@@ -375,55 +371,6 @@ def heatmap(
                 f'width="{cell - 1}" height="{cell - 1}" fill="{_heat_color(found.value)}"/>'
                 f'<text x="{x + cell / 2:.1f}" y="{y + cell / 2 + 4:.1f}" text-anchor="middle" '
                 f'font-size="10" fill="{ink}">{text}</text><title>{escape(tip)}</title></g>'
-            )
-    body.append("</svg>")
-    return "".join(body)
-
-
-def timeline(
-    chart_id: str, spans: Sequence[TimelineSpan], *, width: int = 640, lane_height: int = 22
-) -> str:
-    """One lane per alert rule and subject; coloured spans show the state over time."""
-    lanes = list(dict.fromkeys(s.lane for s in spans))
-    label_w = 8 + 7 * max((len(x) for x in lanes), default=4)
-    height = 24 + lane_height * max(len(lanes), 1)
-    times = [s.start for s in spans] + [s.end for s in spans]
-    t0 = min(times).timestamp() if times else 0.0
-    t1 = max(times).timestamp() if times else 1.0
-    inner = width - label_w - 8
-
-    def x(moment: datetime) -> float:
-        return label_w + (moment.timestamp() - t0) / ((t1 - t0) or 1.0) * inner
-
-    body = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" data-chart="{escape(chart_id)}" '
-        f'data-spans="{len(spans)}" viewBox="0 0 {width} {height}" width="{width}" '
-        f'height="{height}">'
-    ]
-    for i, lane in enumerate(lanes):
-        y = 4 + i * lane_height
-        body.append(
-            f'<text x="{label_w - 6}" y="{y + lane_height / 2 + 4:.1f}" text-anchor="end" '
-            f'font-size="11">{escape(lane)}</text>'
-        )
-    for s in spans:
-        y = 4 + lanes.index(s.lane) * lane_height
-        left, right = x(s.start), x(s.end)
-        tip = f"{s.lane}: {s.state} from {s.start:%Y-%m-%d %H:%M} to {s.end:%Y-%m-%d %H:%M} UTC" + (
-            f"; {s.detail}" if s.detail else ""
-        )
-        body.append(
-            f'<rect data-span="{escape(s.state)}" x="{left:.1f}" y="{y + 3}" '
-            f'width="{max(right - left, 2):.1f}" height="{lane_height - 6}" '
-            f'fill="{STATE_COLORS.get(s.state, "#777")}"><title>{escape(tip)}</title></rect>'
-        )
-    if times:
-        span = t1 - t0
-        for moment in (min(times), max(times)):
-            body.append(
-                f'<text x="{x(moment):.1f}" y="{height - 4}" font-size="10" fill="#555" '
-                f'text-anchor="{"start" if moment == min(times) else "end"}">'
-                f"{escape(_time_label(moment, span))}</text>"
             )
     body.append("</svg>")
     return "".join(body)

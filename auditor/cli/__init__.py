@@ -8,14 +8,71 @@ Shell code only: parse arguments, call one service function, render the result.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
+from auditor.config import get_settings
 from auditor.storage.db import describe_database_error
+from auditor.storage.presence import MissingDatabase, find_missing_database
+
+# Commands that do not read AUDITOR_DATABASE_URL's database (``db`` creates it, ``demo``
+# writes its own, ``stats`` reads a file).
+NO_DATABASE = frozenset({"db", "demo", "stats", "version"})
+
+
+def missing_database_message(missing: MissingDatabase) -> str:
+    """One line: the URL and file tried, where that URL came from, and the likelier way out
+    first (no URL set: point it at your database; a URL set: create the database there)."""
+    where = missing.url if missing.path is None else f"{missing.url}, file {missing.path}"
+    explicit = "AUDITOR_DATABASE_URL" in os.environ
+    origin = (
+        "(from AUDITOR_DATABASE_URL)"
+        if explicit
+        else "(the default, as AUDITOR_DATABASE_URL is unset)"
+    )
+    found = "no such file" if missing.missing == "file" else "no auditor schema in it"
+    point = (
+        "set AUDITOR_DATABASE_URL to your database (after `make demo`: "
+        "sqlite:///auditor-demo.db in the repository directory)"
+    )
+    create = "run `auditor db upgrade` to create it there"
+    advice = f"{create}, or {point}" if explicit else f"{point}, or {create}"
+    return (
+        f"no auditor database at {where} {origin}: {found}; nothing was created. To fix: {advice}"
+    )
+
+
+class _DatabaseFirst(TyperGroup):
+    """The root group: before a command opens the database, a missing one is named, never
+    created (SQLite would create an empty file on connect, and the command would then fail
+    on a missing table)."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        args = [*getattr(ctx, "_protected_args", ()), *ctx.args]
+        command = self.get_command(ctx, args[0]) if args else None
+        skip = (
+            command is None
+            or ctx.resilient_parsing
+            or args[0] in NO_DATABASE
+            or bool({"--help", "-h"} & set(args))
+            or (hasattr(command, "list_commands") and len(args) == 1)  # a group's help
+        )
+        if not skip:
+            missing = find_missing_database(get_settings().database_url)
+            if missing is not None:
+                message = missing_database_message(missing)
+                typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
+                raise typer.Exit(2)
+        return super().invoke(ctx)
+
 
 app = typer.Typer(
+    cls=_DatabaseFirst,
     name="auditor",
     help="Annotation audit service: how far raters agree beyond chance, and for how long.",
     no_args_is_help=True,

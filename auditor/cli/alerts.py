@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import typer
 
+from auditor.cli._alert_lines import evaluation_line, notice_line
 from auditor.cli._common import fail, parse_time, unit_of_work
 from auditor.services import ServiceError
 from auditor.services import alerts as _evaluation  # noqa: F401  (registers the hook)
@@ -23,7 +24,6 @@ from auditor.services.alert_admin import (
     add_silence,
     alert_status,
     end_silence,
-    evaluation_history,
     install_default_rules,
     list_channels,
     list_rules,
@@ -34,6 +34,7 @@ from auditor.services.alert_admin import (
     set_rule_enabled,
 )
 from auditor.services.alert_delivery import deliver_due
+from auditor.services.alert_history import STATES, HistoryFilter, alert_history
 
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -230,37 +231,43 @@ def register(app: typer.Typer) -> None:
     @alerts.command("history")
     def history(
         project: str = typer.Argument(..., help="Project slug."),
-        rule: str | None = typer.Option(None, "--rule", help="Only this rule."),
+        rule: str | None = typer.Option(None, "--rule", help="Only this rule (id or name)."),
+        subject: str | None = typer.Option(
+            None, "--subject", help="Only this subject: project, rater:ID or model:ID."
+        ),
+        state: str | None = typer.Option(
+            None, "--state", help=f"Only moves to this state: {', '.join(STATES)}."
+        ),
+        since: str | None = typer.Option(None, "--since", help="ISO 8601, inclusive."),
+        every: bool = typer.Option(
+            False, "--all", help="Every evaluation, not only transitions and repeats."
+        ),
         limit: int = typer.Option(50, "--limit", min=1, max=10_000),
         notices: bool = typer.Option(False, "--notices", help="Show notices and delivery."),
     ) -> None:
-        """The evaluation log (newest first), or with --notices the outbox and its delivery."""
+        """What happened, newest first: transitions (pending, firing, repeat, resolved,
+        insufficient_data, ok) by default, every evaluation with --all, or with --notices
+        the outbox and its delivery."""
         try:
             if notices:
                 rows = notification_history(unit_of_work(read_only=True), project, limit=limit)
             else:
-                rows = evaluation_history(
-                    unit_of_work(read_only=True), project, rule_id=rule, limit=limit
+                where = HistoryFilter(
+                    rule=rule,
+                    subject=subject,
+                    since=None if since is None else parse_time(since, "--since"),
+                    state=state,
+                    every_evaluation=every,
+                    limit=limit,
                 )
+                rows = alert_history(unit_of_work(read_only=True), project, where)
         except ServiceError as error:
             fail(str(error))
+        if not rows and not notices:
+            more = "" if every else " (--all lists every evaluation)"
+            typer.echo(f"no {'evaluation' if every else 'transition'} matches{more}", err=True)
         for r in rows:
-            if notices:
-                typer.echo(
-                    f"{_short(r['created_at'])}  {r['kind']:<8} {r['event_id']}  {r['rule_id']} "
-                    f"{r['subject_key']} -> {r['channel']}: {r['status']} after "
-                    f"{r['attempts']} attempt(s){'; ' + r['last_error'] if r['last_error'] else ''}"
-                )
-                continue
-            move = r["from_status"] + (
-                f" -> {r['to_status']}" if r["to_status"] != r["from_status"] else ""
-            )
-            sent = "".join(f" [notice {e}]" for e in r["event_ids"])
-            held = "".join(f" [held back {e}]" for e in r["suppressed_event_ids"])
-            typer.echo(
-                f"{_short(r['evaluated_at'])}  {r['rule_id']} {r['subject_key']} "
-                f"snapshot {r['snapshot_id']}: {r['verdict']} ({r['reason']}); {move}{sent}{held}"
-            )
+            typer.echo(notice_line(r) if notices else evaluation_line(r))
 
     @alerts.command("silence")
     def silence(

@@ -7,6 +7,8 @@ import typer
 from auditor.cli._common import fail
 from auditor.config import get_settings
 from auditor.storage import migrate
+from auditor.storage.db import display_url
+from auditor.storage.presence import sqlite_file
 
 
 def register(app: typer.Typer) -> None:
@@ -37,6 +39,12 @@ def register(app: typer.Typer) -> None:
     def check() -> None:
         """Fail when the database is behind the code or differs from the models."""
         url = get_settings().database_url
+        path = sqlite_file(url)
+        if path is not None and not path.is_file():  # a check must not create the file
+            fail(
+                f"no database at {display_url(url)} (no file {path}): run `auditor db "
+                "upgrade` to create it, or set AUDITOR_DATABASE_URL to the one you meant"
+            )
         current, head = migrate.current(url), migrate.head()
         if current != head:
             fail(f"database at revision {current or 'base'}, the code expects {head}: "

@@ -8,11 +8,12 @@ a simulated clock. See ``auditor.services.demo`` for the story.
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import typer
 
-from auditor.cli._common import fail
+from auditor.cli._common import fail, parse_time
 from auditor.services import Conflict
 from auditor.services.alert_demo import describe, drain_notifications, install_demo_alerts
 from auditor.services.demo import (
@@ -22,6 +23,7 @@ from auditor.services.demo import (
     DemoConfig,
     DemoRun,
     daily_history,
+    demo_start,
     run_demo,
 )
 from auditor.storage import migrate
@@ -57,18 +59,28 @@ def register(app: typer.Typer) -> None:
             help="Database URL. A SQLite file is recreated; another database must not "
             "have a project 'demo' yet.",
         ),
+        ends_at: str | None = typer.Option(
+            None,
+            "--ends-at",
+            help="ISO 8601 time the simulated days end at (default: now, to the hour). "
+            "With --seed, pins the whole output.",
+        ),
     ) -> None:
         """Simulate a labeling project for DAYS days and show reliability over time."""
         started = time.perf_counter()
+        end = None if ends_at is None else parse_time(ends_at, "--ends-at")
         if is_sqlite(database):
             if not database.startswith("sqlite:///") or ":memory:" in database:
                 fail("--database: the demo needs a SQLite file URL such as sqlite:///demo.db", 2)
             _fresh_sqlite(database)
         migrate.upgrade(database)
         engine = make_engine(database)
-        config = DemoConfig(seed=seed, days=days)
+        # The end fixed once, so the banner and the run agree even across an hour's turn.
+        start = demo_start(DemoConfig(days=days, end=end))
+        config = DemoConfig(seed=seed, days=days, end=start + timedelta(days=days))
         typer.echo(
-            f"Simulating {days} days of labeling (seed {seed}) into {database}: 10 raters, "
+            f"Simulating {days} days of labeling (seed {seed}), {start:%Y-%m-%d %H:%M} to "
+            f"{start + timedelta(days=days):%Y-%m-%d %H:%M} UTC, into {database}: 10 raters, "
             f"1 model, hidden repeats; {DEGRADING_RATER} degrades from day {days // 2 + 1}"
             f" and is retrained after {DEGRADED_DAYS} days."
         )
@@ -87,7 +99,7 @@ def register(app: typer.Typer) -> None:
             run = run_demo(UnitOfWork(engine), config, progress, setup=install_demo_alerts)
         except Conflict as error:
             fail(f"{error}; use a fresh database (--database)")
-        rows = daily_history(UnitOfWork(engine, read_only=True), config)
+        rows = daily_history(UnitOfWork(engine, read_only=True), config, run.start)
         engine.dispose()
 
         titles = [title for title, *_ in HISTORY_COLUMNS]
@@ -120,6 +132,8 @@ def register(app: typer.Typer) -> None:
             f"snapshots in {time.perf_counter() - started:.1f} s."
         )
         typer.echo(
-            f"Explore: AUDITOR_DATABASE_URL={database} auditor history demo "
-            f"--metric self_agreement --subject rater:{DEGRADING_RATER} --scope 7d"
+            "Explore (`auditor` is in .venv/bin: `source .venv/bin/activate` first): "
+            f"export AUDITOR_DATABASE_URL={database}; auditor history demo "
+            f"--metric self_agreement --subject rater:{DEGRADING_RATER} --scope 7d; "
+            "auditor alerts history demo; auditor serve"
         )

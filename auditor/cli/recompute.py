@@ -18,8 +18,9 @@ from typing import Any
 import typer
 
 from auditor.cli._common import fail, parse_time, unit_of_work
+from auditor.cli._hints import how_to_get_a_snapshot
 from auditor.config import get_settings
-from auditor.services import ServiceError
+from auditor.services import NotFound, ServiceError
 from auditor.services import alerts as _evaluation  # noqa: F401  (rules judged after each snapshot)
 from auditor.services.audit import RecomputeInterrupted, find_project_id, recompute_project
 from auditor.services.embedded import run_embedded
@@ -128,7 +129,11 @@ def register(app: typer.Typer) -> None:
             )
         except ServiceError as error:
             fail(str(error))
-        typer.echo(_render_history(points, output))
+        hint = how_to_get_a_snapshot(project) if not points else None
+        if hint is not None:
+            typer.echo(hint, err=True)  # stdout keeps its shape (an empty list, a header)
+        if hint is None or output is not OutputFormat.TABLE:
+            typer.echo(_render_history(points, output))
 
     @app.command("snapshot")
     def snapshot(
@@ -144,6 +149,8 @@ def register(app: typer.Typer) -> None:
                 scope=scope,
                 at=None if at is None else parse_time(at, "--at"),
             )
+        except NotFound as error:
+            fail((how_to_get_a_snapshot(project, scope) if at is None else None) or str(error))
         except ServiceError as error:
             fail(str(error))
         typer.echo(json.dumps(view, indent=2))

@@ -16,6 +16,11 @@ the scheduler runs (``recompute_due_projects`` with the simulated clock), so the
 snapshot per recompute tick (six simulated hours) whenever it is dirty, in both scopes:
 cumulative and the last seven days. The printed history shows r07's self-agreement falling in
 the 7-day window while the cumulative view lags behind.
+
+The simulated clock ends now (``DemoConfig.end``, default the current hour): the last
+simulated day is the 24 hours before the demo runs, so ``auditor run`` and ``auditor serve``
+on the demo database continue the story on the wall clock (the 7-day window still holds the
+last week's labels) instead of finding every window empty.
 """
 
 from __future__ import annotations
@@ -47,7 +52,6 @@ REPEAT_SHARE = 0.15
 REPEAT_LOOKBACK_DAYS = 3
 BATCH_HOURS = 2
 RECOMPUTE_INTERVAL_SECONDS = 6 * 3600
-START = datetime(2024, 3, 4, tzinfo=UTC)  # a Monday, midnight UTC
 
 
 @dataclass(frozen=True)
@@ -56,11 +60,26 @@ class DemoConfig:
     days: int = 24
     items_per_day: int = 240
     slug: str = "demo"
+    # When the simulated clock stops (an aware time); None: the current hour, so the story
+    # ends as the command runs. Pin it for a run that is the same whenever it happens.
+    end: datetime | None = None
+
+
+def demo_start(config: DemoConfig, now: datetime | None = None) -> datetime:
+    """The first simulated instant: ``config.days`` days before the end (``config.end``, or
+    ``now`` floored to the hour; the hour keeps printed times round and a rerun within it
+    identical)."""
+    end = config.end if config.end is not None else (now or datetime.now(UTC))
+    if end.tzinfo is None:
+        raise ValueError(f"the demo's end needs a time zone, got {end.isoformat()}")
+    end = end.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    return end - timedelta(days=config.days)
 
 
 @dataclass
 class DemoRun:
     config: DemoConfig
+    start: datetime
     labels: int = 0
     repeats: int = 0
     batches: int = 0
@@ -87,12 +106,17 @@ def _reliability(rater: str, day: int, days: int) -> float:
 
 
 def simulate_day(
-    rng: np.random.Generator, day: int, config: DemoConfig, seen: dict[str, list[str]], truth: dict
+    rng: np.random.Generator,
+    day: int,
+    config: DemoConfig,
+    seen: dict[str, list[str]],
+    truth: dict,
+    start: datetime,
 ) -> tuple[list[dict], int]:
     """One day's labels (new items and hidden repeats) in labeled_at order, and the number
-    of repeated presentations among them."""
+    of repeated presentations among them. Day 0 begins at ``start``."""
     humans = [f"r{i:02d}" for i in range(1, len(HUMAN_RELIABILITY) + 1)]
-    day_start = START + timedelta(days=day)
+    day_start = start + timedelta(days=day)
     n = config.items_per_day
     item_ids = [f"d{day:02d}-{i:04d}" for i in range(n)]
     categories = rng.choice(len(CATEGORIES), size=n, p=PREVALENCE)
@@ -103,7 +127,8 @@ def simulate_day(
     def emit(rater: str, items: list[str], kind: str) -> None:
         true = np.array([truth[i] for i in items], dtype=np.int64)
         given = _rater_label(rng, true, _reliability(rater, day, config.days))
-        # working hours 08:00-18:00, spread at random: repeats are mixed among new work
+        # working hours (08:00-18:00 of the simulated day), spread at random: repeats are
+        # mixed among new work
         seconds = np.sort(rng.uniform(8 * 3600, 18 * 3600, size=len(items)))
         order = rng.permutation(len(items))
         for k, position in enumerate(order):
@@ -156,13 +181,13 @@ def run_demo(
     if setup is not None:
         setup(uow, config.slug)
     rng = np.random.default_rng(config.seed)
-    run = DemoRun(config)
+    run = DemoRun(config, demo_start(config))
     seen: dict[str, list[str]] = {}
     truth: dict[str, int] = {}
     for day in range(config.days):
-        rows, repeated = simulate_day(rng, day, config, seen, truth)
+        rows, repeated = simulate_day(rng, day, config, seen, truth, run.start)
         run.repeats += repeated
-        day_start = START + timedelta(days=day)
+        day_start = run.start + timedelta(days=day)
         for slot in range(24 // BATCH_HOURS):
             slot_end = day_start + timedelta(hours=BATCH_HOURS * (slot + 1))
             batch = [
@@ -201,15 +226,15 @@ HISTORY_COLUMNS: tuple[tuple[str, str, str | None, str], ...] = (
 )
 
 
-def daily_history(uow: UnitOfWork, config: DemoConfig) -> list[DayRow]:
-    """For each simulated day, the last value of each history column measured that day,
-    read back through the same history query the CLI uses."""
+def daily_history(uow: UnitOfWork, config: DemoConfig, start: datetime) -> list[DayRow]:
+    """For each simulated day (day 0 begins at ``start``), the last value of each history
+    column measured that day, read back through the same history query the CLI uses."""
     series: dict[str, list[HistoryPoint]] = {}
     for title, metric, subject, scope in HISTORY_COLUMNS:
         series[title] = metric_history(uow, config.slug, metric, subject=subject, scopes=[scope])
     rows = []
     for day in range(config.days):
-        end = START + timedelta(days=day + 1)
+        end = start + timedelta(days=day + 1)
         values: dict[str, float | None] = {}
         for title, points in series.items():
             before = [p for p in points if p.as_of <= end]

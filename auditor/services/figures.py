@@ -65,21 +65,44 @@ def _chart_points(points: Sequence[Point]) -> tuple[ChartPoint, ...]:
     return tuple(ChartPoint(p.as_of, p.value, p.ci_low, p.ci_high, p.n, p.reason) for p in points)
 
 
-# Krippendorff's thresholds judge agreement coefficients; a share of random choices is not
-# one, nor is a rater's chance of a genuine answer.
-NO_THRESHOLDS = frozenset({"random_choice", "reliability"})
+# Krippendorff's 0.667/0.800 judge agreement coefficients (chance-corrected, 0 = chance).
+# Shares are not on that scale: self-agreement (a probability whose floor is 1/K), the
+# random-choice share and reliability, observed agreement. Unknown metrics get no lines.
+THRESHOLD_METRICS = frozenset(
+    {"kappa_s", "fleiss_kappa", "krippendorff_alpha", "rho", "s_vs_group", "s", "kappa_va",
+     "cohen_kappa", "self_kappa"}
+)  # fmt: skip
+
+
+def has_thresholds(metric: str) -> bool:
+    return metric in THRESHOLD_METRICS
+
+
+def value_bounds(metric: str) -> tuple[float, float]:
+    """The range a metric can take, for the chart's axis: coefficients reach down to -1
+    (worse than chance), shares stop at 0."""
+    return (-1.0, 1.0) if has_thresholds(metric) or metric in COEFFICIENTS else (0.0, 1.0)
+
+
+# Chance-corrected coefficients without Krippendorff's lines (not charted today).
+COEFFICIENTS = frozenset({"expected_agreement", "repeatability", "rater_effect"})
 
 
 def history_chart(history: MetricHistory, chart_id: str | None = None) -> str:
     """One metric over time: one line and band per scope, threshold lines."""
     series = [
-        # Windows dashed: over a young project they equal the cumulative view and would hide it.
+        # Windows dashed and in another colour: over a young project they equal the
+        # cumulative view and would hide it.
         ChartSeries(scope_title(s.scope), scope_color(i), _chart_points(s.points), dashed=i > 0)
         for i, s in enumerate(history.series)
     ]
-    thresholds = () if history.metric in NO_THRESHOLDS else THRESHOLDS
+    thresholds = THRESHOLDS if has_thresholds(history.metric) else ()
     return line_chart(
-        chart_id or history.metric, series, title=history.title, thresholds=thresholds
+        chart_id or history.metric,
+        series,
+        title=history.title,
+        thresholds=thresholds,
+        bounds=value_bounds(history.metric),
     )
 
 
@@ -100,7 +123,9 @@ def alert_spans(view: AlertView, until: datetime) -> list[TimelineSpan]:
     change of the same lane (or ``until``, for the current state)."""
     by_lane: dict[str, list] = {}
     for change in sorted(view.changes, key=lambda c: c.at):
-        by_lane.setdefault(f"{change.rule} {change.subject}".strip(), []).append(change)
+        # Rule ids are "<project>:<name>"; the page is the project's, so the name suffices.
+        name = change.rule.split(":", 1)[-1]
+        by_lane.setdefault(f"{name} {change.subject}".strip(), []).append(change)
     spans = []
     for lane, changes in by_lane.items():
         for current, following in zip(changes, [*changes[1:], None], strict=True):

@@ -13,8 +13,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from auditor.charts import THRESHOLDS
+from auditor.charts.scale import y_domain
 from auditor.services.dashboard import MetricHistory, ProjectDetail
-from auditor.services.figures import NO_THRESHOLDS, scope_color, scope_title
+from auditor.services.figures import has_thresholds, scope_color, scope_title, value_bounds
 from auditor.services.report import load_report
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -34,13 +35,20 @@ def _history_png(history: MetricHistory, path: Path) -> None:
         axes.plot(times, values, marker="o", markersize=3, color=color, label=label,
                   linestyle="-" if index == 0 else "--")  # fmt: skip
         axes.fill_between(times, low, high, color=color, alpha=0.15, linewidth=0)
-    if history.metric not in NO_THRESHOLDS:
-        for value, text in THRESHOLDS:
+    drawn = [v for s in history.series for p in s.points if p.value is not None
+             for v in (p.value, p.ci_low, p.ci_high) if v is not None]  # fmt: skip
+    references = [value for value, _ in THRESHOLDS] if has_thresholds(history.metric) else []
+    # the same range as the SVG chart
+    low, high, shown = y_domain(drawn, references, value_bounds(history.metric))
+    for value, text in THRESHOLDS:
+        if value in shown:
             axes.axhline(value, color="#b22222", linestyle=":", linewidth=1)
-            axes.annotate(text, (1.0, value), xycoords=("axes fraction", "data"), ha="right",
-                          va="bottom", fontsize=8, color="#b22222")  # fmt: skip
+            # labelled beside the plot, as in the SVG chart, where no data point can cover it
+            axes.annotate(text, (1.0, value), xycoords=("axes fraction", "data"),
+                          xytext=(4, 0), textcoords="offset points", ha="left", va="center",
+                          fontsize=8, color="#b22222", annotation_clip=False)  # fmt: skip
     axes.set_title(history.title, fontsize=11)
-    axes.set_ylim(min(0.0, float(np.nanmin([0.0, *axes.get_ylim()]))), 1.05)
+    axes.set_ylim(low, high)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8, loc="lower left")
     figure.autofmt_xdate()

@@ -7,7 +7,13 @@ from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
 from auditor import __version__
-from auditor.services.figures import format_measure, format_time, scope_color, scope_title
+from auditor.services.figures import (
+    format_measure,
+    format_time,
+    has_thresholds,
+    scope_color,
+    scope_title,
+)
 
 CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #222; }
@@ -20,9 +26,12 @@ table.data th, table.data td { border: 1px solid #ddd; padding: 3px 8px; text-al
 table.data th { background: #f2f4f7; } td.num { text-align: right; white-space: nowrap; }
 .charts { display: flex; flex-wrap: wrap; gap: 14px; }
 figure { margin: 0; border: 1px solid #e0e0e0; padding: 8px; page-break-inside: avoid; }
+figure[data-figure] { max-width: 640px; }
 figcaption { font-weight: 600; }
 .legend { font-size: 12px; color: #444; display: flex; flex-wrap: wrap; gap: 4px 14px; }
 .swatch { display: inline-block; width: 18px; height: 10px; margin-right: 4px; }
+.swatch.line { height: 0; border-top: 3px solid; width: 24px; vertical-align: middle; }
+.swatch.line.dashed { border-top-style: dashed; }
 .cards { display: flex; gap: 12px; flex-wrap: wrap; }
 .card { border: 1px solid #e0e0e0; padding: 6px 10px; } .card .value { font-size: 18px; font-weight: 600; }
 .state { padding: 1px 8px; border-radius: 10px; font-size: 12px; color: white; background: #777; }
@@ -58,8 +67,8 @@ intervals {{ meta.interval_method }} at {{ (meta.interval_level * 100) | round |
 <div class="charts">
 {% for history, svg in charts %}
 <figure data-figure="{{ history.metric }}"><figcaption>{{ history.title }}</figcaption>{{ svg | safe }}
-<div class="legend">{% for s in history.series %}<span><span class="swatch" style="background: {{ scope_color(loop.index0) }}"></span>{{ scope_title(s.scope) }} ({{ s.points | length }} snapshots)</span>{% endfor %}
-<span>shaded: interval; dashed red: 0.667 (tentative) and 0.800 (reliable); hollow marker: undefined</span></div></figure>
+<div class="legend">{% for s in history.series %}<span data-legend-series="{{ s.scope }}"><span class="swatch line{% if not loop.first %} dashed{% endif %}" style="border-top-color: {{ scope_color(loop.index0) }}"></span>{{ scope_title(s.scope) }} ({{ s.points | length }} snapshots)</span>{% endfor %}
+<span>shaded: interval;{% if has_thresholds(history.metric) %} dashed red: 0.667 (tentative) and 0.800 (reliable);{% endif %} hollow marker: undefined</span></div></figure>
 {% endfor %}
 </div>
 <h2>Raters</h2>
@@ -96,7 +105,11 @@ def _environment() -> Environment:
     env.filters["measure"] = format_measure
     env.filters["when"] = format_time
     env.globals.update(
-        version=__version__, scope_title=scope_title, scope_color=scope_color, css=Markup(CSS)
+        version=__version__,
+        scope_title=scope_title,
+        scope_color=scope_color,
+        has_thresholds=has_thresholds,
+        css=Markup(CSS),
     )
     return env
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, and_, delete, func, or_, select, update
+from sqlalchemy import String, Table, and_, cast, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
@@ -263,6 +263,49 @@ def list_evaluations(
     query = select(_evaluations).where(e.project_id == project_id)
     if rule_id is not None:
         query = query.where(e.rule_id == rule_id)
+    query = query.order_by(e.evaluated_at.desc(), e.id.desc()).limit(limit)
+    return _dicts(db.execute(query))
+
+
+def find_evaluations(
+    db: Executor,
+    project_id: int,
+    *,
+    rule_id: str | None = None,
+    subject_key: str | None = None,
+    since: datetime | None = None,
+    state: str | None = None,
+    transitions_only: bool = True,
+    limit: int = 100,
+) -> list[dict[str, Any]]:
+    """The evaluation log, newest first, filtered in SQL (so ``limit`` counts matches).
+
+    A transition is a row whose status changed, or a repeat (firing stays firing and a
+    notice was written or held back by a silence). ``state`` is a status (the row moved to
+    it; with ``transitions_only`` False, any row in it), ``resolved`` (firing -> ok) or
+    ``repeat``."""
+    e = _evaluations.c
+    # JSON arrays compare as text: '[]' on SQLite (JSON text) and PostgreSQL (jsonb::text).
+    noticed = or_(cast(e.event_ids, String) != "[]", cast(e.suppressed_event_ids, String) != "[]")
+    repeat = and_(e.from_status == "firing", e.to_status == "firing", noticed)
+    changed = e.from_status != e.to_status
+    query = select(_evaluations).where(e.project_id == project_id)
+    if transitions_only:
+        query = query.where(or_(changed, repeat))
+    if state == "resolved":
+        query = query.where(e.from_status == "firing", e.to_status == "ok")
+    elif state == "repeat":
+        query = query.where(repeat)
+    elif state is not None:
+        query = query.where(e.to_status == state)
+        if transitions_only:
+            query = query.where(changed)
+    if rule_id is not None:
+        query = query.where(e.rule_id == rule_id)
+    if subject_key is not None:
+        query = query.where(e.subject_key == subject_key)
+    if since is not None:
+        query = query.where(e.evaluated_at >= since)
     query = query.order_by(e.evaluated_at.desc(), e.id.desc()).limit(limit)
     return _dicts(db.execute(query))
 

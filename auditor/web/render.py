@@ -14,6 +14,7 @@ from auditor.services.figures import (
     alert_timeline,
     format_measure,
     format_time,
+    has_thresholds,
     history_chart,
     pair_heatmap,
     rater_sparkline,
@@ -36,6 +37,7 @@ class Renderer:
         self.env.globals["version"] = __version__
         self.env.globals["scope_title"] = scope_title
         self.env.globals["scope_color"] = scope_color
+        self.env.globals["has_thresholds"] = has_thresholds
 
     def page(self, template: str, **context: Any) -> str:
         return self.env.get_template(template).render(**context)

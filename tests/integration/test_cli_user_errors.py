@@ -44,18 +44,18 @@ def test_unknown_revision_is_a_usage_error_naming_the_known_ones(tmp_path: Path)
 
 
 @pytest.mark.parametrize(
-    ("url", "expected"),
+    ("url", "expected", "code"),
     [
-        ("sqlite:///{tmp}/never-upgraded.db", "run `auditor db upgrade`"),
-        ("sqlite:///{tmp}/no/such/dir/x.db", "cannot use the database at AUDITOR_DATABASE_URL"),
-        ("not a url", "AUDITOR_DATABASE_URL is not a database URL"),
+        ("sqlite:///{tmp}/never-upgraded.db", "run `auditor db upgrade`", 2),
+        ("sqlite:///{tmp}/no/such/dir/x.db", "no such file; nothing was created", 2),
+        ("not a url", "AUDITOR_DATABASE_URL is not a database URL", 1),
     ],
 )
-def test_database_problems_are_one_line(tmp_path: Path, url: str, expected: str) -> None:
+def test_database_problems_are_one_line(tmp_path: Path, url: str, expected: str, code: int) -> None:
     result = _auditor(url.format(tmp=tmp_path), "project", "list")
-    assert result.returncode == 1
+    assert result.returncode == code
     assert "Traceback" not in result.stderr
-    assert expected in result.stderr
+    assert expected.lower() in result.stderr.lower()
 
 
 def test_bugs_still_raise_with_their_traceback(tmp_path: Path) -> None:

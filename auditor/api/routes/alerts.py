@@ -15,6 +15,7 @@ from fastapi import APIRouter, Body, Path, Query, Response, status
 from auditor.alerting import Rule
 from auditor.api.deps import Admin, Reader, ReadUow, Slug, WriteUow
 from auditor.api.errors import invalid_names_field
+from auditor.api.schemas import IsoTime
 from auditor.api.schemas_alerts import (
     ChannelCreated,
     ChannelIn,
@@ -39,6 +40,7 @@ from auditor.api.schemas_alerts import (
 )
 from auditor.services import NotFound
 from auditor.services import alert_admin as service
+from auditor.services.alert_history import HistoryFilter, alert_history
 
 router = APIRouter(prefix="/api/v1/projects", tags=["alerts"])
 
@@ -289,11 +291,29 @@ def evaluation_history(
     uow: ReadUow,
     _: Reader,
     rule: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    subject: Annotated[
+        str | None,
+        Query(max_length=300, pattern=r"^(project|(rater|model):.+)$", description="rater:ID"),
+    ] = None,
+    state: Annotated[
+        Literal["ok", "pending", "firing", "insufficient_data", "resolved", "repeat"] | None,
+        Query(description="only moves to this state (resolved: firing -> ok)"),
+    ] = None,
+    since: Annotated[
+        IsoTime | None, Query(description="ISO 8601, inclusive; no zone = UTC")
+    ] = None,
+    every: Annotated[
+        bool, Query(alias="all", description="every evaluation, not only transitions")
+    ] = False,
     limit: Limit = 100,
 ) -> EvaluationList:
-    """The evaluation log, newest first: one row per rule, subject and snapshot with the
-    verdict, the value judged, the transition and the notices it wrote."""
-    rows = service.evaluation_history(uow, slug, rule_id=rule, limit=limit)
+    """What happened, newest first: by default the transitions (a status change, or a
+    repeat notice), with ``all=true`` every evaluation; each row has the verdict, the value
+    judged, the transition, ``change`` and the notices it wrote."""
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)  # a time without a zone is UTC, as everywhere
+    where = HistoryFilter(rule, subject, since, state, every, limit)
+    rows = alert_history(uow, slug, where)
     return EvaluationList(
         evaluations=[EvaluationOut(**row, subject=row["subject_key"]) for row in rows]
     )

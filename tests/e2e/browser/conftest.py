@@ -31,8 +31,8 @@ from auditor.services.demo import (
     BATCH_HOURS,
     CATEGORIES,
     RECOMPUTE_INTERVAL_SECONDS,
-    START,
     DemoConfig,
+    demo_start,
     simulate_day,
 )
 from auditor.services.ingest import ingest_labels
@@ -89,10 +89,11 @@ def seed_project(engine: object, config: DemoConfig) -> int:
     seen: dict[str, list[str]] = {}
     truth: dict[str, int] = {}
     written = 0
+    start = demo_start(config)
     for day in range(config.days):
-        rows, _ = simulate_day(rng, day, config, seen, truth)
+        rows, _ = simulate_day(rng, day, config, seen, truth, start)
         for slot in range(24 // BATCH_HOURS):
-            end = START + timedelta(days=day, hours=BATCH_HOURS * (slot + 1))
+            end = start + timedelta(days=day, hours=BATCH_HOURS * (slot + 1))
             batch = [r for r in rows if end - timedelta(hours=BATCH_HOURS) <= r["labeled_at"] < end]
             if batch:
                 ingest_labels(UnitOfWork(engine), config.slug, batch, received_at=end)
