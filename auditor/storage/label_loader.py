@@ -104,8 +104,8 @@ def fetch_columns_sqlite(connection: Connection, project_id: int) -> dict[str, n
         count = int(row[0])
         if count == 0:
             break
-        for name, text in zip(_COLUMNS, row[2:], strict=True):
-            values = np.fromstring(text, dtype=np.int64, sep=",")
+        for name, joined in zip(_COLUMNS, row[2:], strict=True):
+            values = np.fromstring(joined, dtype=np.int64, sep=",")
             if values.shape[0] != count:
                 raise ValueError(f"labels.{name}: parsed {values.shape[0]} values of {count}")
             parts[name].append(values)
