@@ -17,6 +17,8 @@ from datetime import UTC, datetime, timedelta
 
 from auditor.storage import health_repository as repo
 from auditor.storage.health_repository import FailureRow, HeartbeatRow
+
+__all__ = ["FailureRow", "HeartbeatRow", "SchedulerHealth", "SchedulerReport"]
 from auditor.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
