@@ -22,6 +22,11 @@ EARLIEST_MICROS = 0  # microseconds since the epoch, as stored (auditor.storage.
 LATEST_MICROS = (LATEST_TIME - EARLIEST_TIME) // timedelta(microseconds=1)
 TIME_RANGE_TEXT = "times must lie in [1970-01-01, 2100-01-01) UTC"
 
+# Resource caps of a project's settings: one recompute must not take hours of shared CPU.
+# Operators may lower them (AUDITOR_MAX_BOOTSTRAP_RESAMPLES, AUDITOR_MAX_WINDOWS).
+MAX_BOOTSTRAP_RESAMPLES = 10_000
+MAX_WINDOWS = 5
+
 
 def time_out_of_range(moment: datetime) -> str | None:
     """Why ``moment`` (aware; naive is taken as UTC) is outside the accepted range, or None.

@@ -5,9 +5,11 @@ from __future__ import annotations
 import typer
 
 from auditor.cli._common import fail, unit_of_work
+from auditor.config import get_settings
 from auditor.domain import CollapsePolicy, IntervalMethod, RhoMode, RhoUnrated
 from auditor.services import ServiceError
 from auditor.services.audit import find_project_id
+from auditor.services.project_settings import SettingCaps
 from auditor.services.projects import (
     ProjectView,
     add_categories,
@@ -79,10 +81,12 @@ def register(app: typer.Typer) -> None:
         except ValueError:
             fail(f"--windows: expected whole days separated by commas, got {windows!r}", 2)
         try:
+            settings = get_settings()
             view = create_project(
                 unit_of_work(),
                 slug,
                 _split(categories),
+                SettingCaps(settings.max_bootstrap_resamples, settings.max_windows),
                 name=name or slug,
                 collapse=collapse,
                 rho_mode=rho_mode,

@@ -109,9 +109,9 @@ def times_out_of_range(url: str) -> list[tuple[str, str, int]]:
                     # Compare the raw integers: the column type would convert the bounds.
                     raw = column.expression.cast(column.type.impl)  # type: ignore[attr-defined]
                     bad = connection.execute(
-                        select(func.count()).select_from(table).where(
-                            or_(raw < EARLIEST_MICROS, raw >= LATEST_MICROS)
-                        )
+                        select(func.count())
+                        .select_from(table)
+                        .where(or_(raw < EARLIEST_MICROS, raw >= LATEST_MICROS))
                     ).scalar_one()
                     if bad:
                         found.append((table.name, column.name, int(bad)))

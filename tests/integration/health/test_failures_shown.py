@@ -61,3 +61,29 @@ def test_failures_in_project_show_metrics_and_dashboard(uow, database_url, monke
         assert 'auditor_recompute_failures_total{project="flaky"} 2.0' in metrics
         assert 'auditor_recompute_failing{project="flaky"} 0.0' in metrics
         assert 'data-failing="flaky"' not in client.get("/").text
+
+
+def test_the_scheduler_prunes_expired_idempotency_records(uow, engine) -> None:
+    from sqlalchemy import text
+
+    from auditor.ingestion.batch import RawBatch
+    from auditor.services.api_ingest import post_labels
+    from auditor.services.embedded import run_cycle
+
+    create_project(uow, "idem", ["yes", "no"])
+    for key in ("old", "new"):
+        batch = RawBatch(rows=[1], item=[key], rater=["r"], label=["yes"])
+        post_labels(uow, "idem", batch, idempotency_key=key, request_hash=key)
+    eight_days = int(timedelta(days=8).total_seconds() * 1_000_000)
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "UPDATE idempotency_records SET created_at = created_at - :d"
+                " WHERE idempotency_key = 'old'"
+            ),
+            {"d": eight_days},
+        )
+    run_cycle(uow)  # default expiry: 7 days
+    with engine.connect() as connection:
+        keys = connection.execute(text("SELECT idempotency_key FROM idempotency_records")).scalars()
+        assert sorted(keys) == ["new"]
