@@ -160,3 +160,30 @@ def test_healthz_distributed_reads_the_beat_heartbeat(database_url, uow):
         recompute_health.beat(uow, INTERVAL, RuntimeError("scan broke"))
         body = client.get("/healthz").json()
         assert body["scheduler"]["last_error"] == "RuntimeError: scan broke"
+
+
+def test_the_loop_outlives_a_failing_scan(uow, engine, two_projects, monkeypatch):
+    """A scan that raises (the database was locked, a bug) is logged and kept in the health;
+    the next cycle scans again."""
+    from auditor.services import embedded
+
+    real_scan = embedded.scan_dirty_projects
+    calls: list[int] = []
+
+    def flaky_scan(*args, **kwargs):
+        calls.append(1)
+        if len(calls) <= 2:
+            raise RuntimeError("database is locked")
+        return real_scan(*args, **kwargs)
+
+    monkeypatch.setattr(embedded, "scan_dirty_projects", flaky_scan)
+    thread, stop, health = start_in_thread(lambda: UnitOfWork(engine), INTERVAL)
+    try:
+        _wait(lambda: _snapshot_count(uow, two_projects[1]) > 0, 20, "a snapshot after the faults")
+        assert thread.is_alive()
+        assert health.last_error == "scan: RuntimeError: database is locked"
+        _wait(lambda: health.report().errors_last_cycle == 0, 20, "a clean cycle")
+        assert not health.report().degraded
+    finally:
+        stop.set()
+        thread.join(10)
