@@ -27,6 +27,7 @@ ERROR_RESPONSES: dict[int | str, dict] = {
         (409, "the request conflicts with stored state (an existing slug, category or name)"),
         (413, "the body or the batch is too large"),
         (422, "the request is not valid; details name the row and field"),
+        (503, "the database is busy with another write (Retry-After says when to retry)"),
     )
 }
 
