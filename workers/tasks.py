@@ -72,9 +72,8 @@ def scan() -> int:
             project.tick,
             "; ".join(project.reasons),
         )
-    recompute_health.beat(_uow(), interval)
     ttl = timedelta(seconds=get_settings().idempotency_ttl_seconds)
-    recompute_health.prune_idempotency(_uow(), ttl)
+    recompute_health.beat(_uow(), interval, prune_ttl=ttl)
     return len(dirty)
 
 

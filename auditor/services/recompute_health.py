@@ -86,18 +86,24 @@ def beat(
     error: BaseException | None = None,
     now: datetime | None = None,
     name: str = BEAT,
+    prune_ttl: timedelta | None = None,
 ) -> None:
-    """Record that a scan completed (``error`` None) or failed (only the error is updated)."""
+    """Record that a scan completed (``error`` None) or failed (only the error is updated);
+    with ``prune_ttl``, expired idempotency records go in the same short transaction."""
+    now = now or datetime.now(UTC)
     with uow:
         repo.write_heartbeat(
             uow.session,
             name,
-            now or datetime.now(UTC),
+            now,
             interval_seconds,
             None if error is None else describe(error),
             completed=error is None,
         )
+        pruned = 0 if prune_ttl is None else repo.prune_idempotency(uow.session, now - prune_ttl)
         uow.commit()
+    if pruned:
+        log.info("pruned %s expired idempotency records", pruned)
 
 
 def read_beat(uow: UnitOfWork, name: str = BEAT) -> HeartbeatRow | None:

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
+from auditor.services import recompute_health
 from auditor.services.audit import find_project_id
 from auditor.services.ingest import ingest_labels
 from auditor.services.projects import add_categories, create_project
@@ -111,18 +112,18 @@ def test_recomputes_back_to_back_under_new_raters_and_categories(cluster, pg_url
             ).mappings()
             return [dict(r) for r in rows]
 
-    try:
-        wait_for(
-            lambda: any(s["project_label_count"] == final for s in snapshots()),
-            60,
-            f"a snapshot of all {final} labels",
-        )
-    finally:
-        found = snapshots()
-        log = worker.text()
-        print(found[-5:], log[-3000:])
+    wait_for(
+        lambda: any(s["project_label_count"] == final for s in snapshots()),
+        60,
+        f"a snapshot of all {final} labels",
+    )
+    found = snapshots()
+    log = worker.text()
     assert not [mark for mark in FAILURE_MARKS if mark in log], log[-4000:]
     assert len(found) >= 5, f"only {len(found)} recomputes in {SECONDS} s"
+    # The beat's scans leave their heartbeat for /healthz, and no failure was recorded.
+    assert recompute_health.read_beat(UnitOfWork(engine)) is not None
+    assert recompute_health.failures(UnitOfWork(engine)) == []
     committed = set(clients.totals)
     for s in found:
         assert s["project_label_count"] == s["prefix"] == s["n_labels"], s
