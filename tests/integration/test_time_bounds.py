@@ -81,3 +81,26 @@ def test_db_check_finds_times_stored_before_the_bound(uow, database_url, monkeyp
         get_settings.cache_clear()
     assert result.exit_code == 1
     assert "labels.labeled_at: 1 rows" in result.stderr
+
+
+def test_a_silence_past_2100_is_refused_by_the_service_and_the_cli(uow, database_url, monkeypatch):
+    from auditor.services import Invalid
+    from auditor.services.alert_admin import add_silence
+
+    create_project(uow, "p", ["yes", "no"])
+    with pytest.raises(Invalid, match=r"ends_at: .* out of range"):
+        add_silence(uow, "p", ends_at=datetime(2100, 1, 1, tzinfo=UTC), subject="project",
+                    reason="x")  # fmt: skip
+    monkeypatch.setenv("AUDITOR_DATABASE_URL", database_url)
+    get_settings.cache_clear()
+    try:
+        for duration in ("99999d", "999999999d"):
+            result = CliRunner().invoke(
+                cli_app,
+                ["alerts", "silence", "p", "--subject", "project", "--for", duration,
+                 "--reason", "x"],
+            )  # fmt: skip
+            assert result.exit_code in (1, 2), result.output
+            assert "2100" in result.stderr, result.stderr
+    finally:
+        get_settings.cache_clear()
