@@ -57,6 +57,23 @@ class Settings(BaseSettings):
         default=None,
         description="Prefix of every broker key, so deployments can share one Redis database.",
     )
+    idempotency_ttl_seconds: float = Field(
+        default=7 * 86400,
+        gt=0,
+        description="How long an Idempotency-Key is remembered; the scheduler prunes older ones.",
+    )
+    max_bootstrap_resamples: int = Field(
+        default=10_000,
+        gt=0,
+        le=10_000,
+        description="Cap on a project's bootstrap_resamples (at most 10,000; may be lowered).",
+    )
+    max_windows: int = Field(
+        default=5,
+        ge=0,
+        le=5,
+        description="Cap on a project's rolling windows (at most 5; may be lowered).",
+    )
     log_level: str = "INFO"
 
 

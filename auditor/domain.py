@@ -7,9 +7,36 @@ Nothing here touches a database, a broker or the network.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 import numpy as np
+
+# Every time the service accepts (labeled_at, silences, at/since/until, imports) lies in
+# [EARLIEST_TIME, LATEST_TIME) once its offset is applied. Outside, a time may not survive the
+# round trip through storage (year 1 at +14:00 is before datetime.min in UTC, year 9999 at
+# -14:00 after datetime.max) and poisons every later read of it; nothing real lies there.
+EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_TIME = datetime(2100, 1, 1, tzinfo=UTC)
+EARLIEST_MICROS = 0  # microseconds since the epoch, as stored (auditor.storage.db.UtcMicros)
+LATEST_MICROS = (LATEST_TIME - EARLIEST_TIME) // timedelta(microseconds=1)
+TIME_RANGE_TEXT = "times must lie in [1970-01-01, 2100-01-01) UTC"
+
+# Resource caps of a project's settings: one recompute must not take hours of shared CPU.
+# Operators may lower them (AUDITOR_MAX_BOOTSTRAP_RESAMPLES, AUDITOR_MAX_WINDOWS).
+MAX_BOOTSTRAP_RESAMPLES = 10_000
+MAX_WINDOWS = 5
+
+
+def time_out_of_range(moment: datetime) -> str | None:
+    """Why ``moment`` (aware; naive is taken as UTC) is outside the accepted range, or None.
+    Never raises: the difference of aware datetimes is exact whatever the offset."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        moment = moment.replace(tzinfo=UTC)
+    micros = (moment - EARLIEST_TIME) // timedelta(microseconds=1)
+    if EARLIEST_MICROS <= micros < LATEST_MICROS:
+        return None
+    return f"{moment.isoformat()} is out of range: {TIME_RANGE_TEXT}"
 
 
 class RaterKind(StrEnum):

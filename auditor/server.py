@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
 from fastapi import FastAPI
 
@@ -42,8 +43,13 @@ def _run_embedded_timer(app: FastAPI, settings: Settings) -> None:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = app.state.engine
-        thread, stop = start_in_thread(lambda: UnitOfWork(engine), settings.scan_interval_seconds)
+        thread, stop, health = start_in_thread(
+            lambda: UnitOfWork(engine),
+            settings.scan_interval_seconds,
+            idempotency_ttl=timedelta(seconds=settings.idempotency_ttl_seconds),
+        )
         app.state.embedded_timer = thread
+        app.state.scheduler_health = health  # read by /healthz
         log.info("embedded mode: recomputing every %ss in-process", settings.scan_interval_seconds)
         try:
             async with inner(app):

@@ -7,18 +7,33 @@
   redelivery after a worker died) finds the tick already written or the project clean and
   writes nothing. A database that went away (restart, terminated backend) raises
   ``RecomputeInterrupted``, retried with exponential backoff; nothing partial was written.
+  Transient errors (serialization failures, lock timeouts, dropped connections) are all
+  ``OperationalError`` and land there. Once the retries are spent the failure is recorded on
+  the project like any other: ``RecomputeFailed`` (a deterministic failure, recorded by the
+  service) returns "failed" instead of raising, and the scan backs off from the project.
+- the scan also records the beat heartbeat ``/healthz`` reads, and prunes expired
+  idempotency records.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from datetime import timedelta
 from typing import Any
+
+from celery import Task
 
 from auditor.config import get_settings
 from auditor.services import alerts as _alerts  # noqa: F401  (evaluates rules after snapshots)
+from auditor.services import recompute_health
 from auditor.services.alert_delivery import deliver_due
-from auditor.services.audit import RecomputeInterrupted, recompute_project, scan_dirty_projects
+from auditor.services.audit import (
+    RecomputeFailed,
+    RecomputeInterrupted,
+    recompute_project,
+    scan_dirty_projects,
+)
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from workers.celery_app import DELIVER_TASK, RECOMPUTE_TASK, SCAN_TASK, app
@@ -40,7 +55,15 @@ def _uow() -> UnitOfWork:
 @app.task(name=SCAN_TASK, ignore_result=True)
 def scan() -> int:
     """Enqueue a recompute for every dirty project; returns how many."""
-    dirty = scan_dirty_projects(_uow())
+    interval = get_settings().scan_interval_seconds
+    try:
+        dirty = scan_dirty_projects(_uow())
+    except Exception as error:
+        try:
+            recompute_health.beat(_uow(), interval, error)
+        except Exception:  # the database is down: /healthz sees the heartbeat go stale
+            log.warning("could not record the failed scan in the heartbeat")
+        raise
     for project in dirty:
         recompute.delay(project.project_id, project.tick)
         log.info(
@@ -49,10 +72,25 @@ def scan() -> int:
             project.tick,
             "; ".join(project.reasons),
         )
+    ttl = timedelta(seconds=get_settings().idempotency_ttl_seconds)
+    recompute_health.beat(_uow(), interval, prune_ttl=ttl)
     return len(dirty)
 
 
+class RecomputeTask(Task):
+    def on_failure(
+        self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
+    ) -> None:
+        # Reached when the retries of a transient error are spent (deterministic failures
+        # return "failed" after the service recorded them): record it on the project too.
+        if args:
+            recompute_health.record_failure(
+                _uow(), int(args[0]), exc, get_settings().scan_interval_seconds
+            )
+
+
 @app.task(
+    base=RecomputeTask,
     name=RECOMPUTE_TASK,
     ignore_result=True,
     autoretry_for=(RecomputeInterrupted,),
@@ -63,7 +101,14 @@ def scan() -> int:
 )
 def recompute(project_id: int, tick: int) -> str:
     """Recompute one project for ``tick``; returns the outcome (written, not_dirty, ...)."""
-    result = recompute_project(_uow(), int(project_id), tick=int(tick))
+    interval = get_settings().scan_interval_seconds
+    try:
+        result = recompute_project(
+            _uow(), int(project_id), tick=int(tick), scan_interval_seconds=interval
+        )
+    except RecomputeFailed as error:  # recorded on the project; the scan backs off
+        log.error("recompute project=%s tick=%s failed: %s", project_id, tick, error)
+        return "failed"
     log.info(
         "recompute project=%s tick=%s status=%s scopes=%s",
         project_id,

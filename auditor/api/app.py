@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
@@ -26,6 +27,7 @@ ERROR_RESPONSES: dict[int | str, dict] = {
         (409, "the request conflicts with stored state (an existing slug, category or name)"),
         (413, "the body or the batch is too large"),
         (422, "the request is not valid; details name the row and field"),
+        (503, "the database is busy with another write (Retry-After says when to retry)"),
     )
 }
 
@@ -51,6 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.engine = engine
+    app.state.started_at = datetime.now(UTC)  # /healthz: the grace before a first beat
     install_error_handlers(app)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.api_max_body_bytes)
     app.include_router(ops.router)

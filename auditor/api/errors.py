@@ -21,8 +21,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from auditor.ingestion.errors import IngestRejected
 from auditor.services import Conflict, Invalid, NotFound, ServiceError
 from auditor.services.api_ingest import IdempotencyMismatch
+from auditor.storage.db import is_lock_timeout
 
 log = logging.getLogger(__name__)
+
+BUSY_RETRY_AFTER_SECONDS = 5
 
 _CODES = {
     400: "bad_request",
@@ -189,5 +192,14 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        if is_lock_timeout(exc):
+            # Another writer (a long import on SQLite) holds the lock: busy, not broken.
+            log.warning("write lock not available: %s", exc)
+            return error_response(
+                503,
+                "the database is busy with another write; retry shortly",
+                code="database_busy",
+                headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
+            )
         log.exception("unexpected error", exc_info=exc)
         return error_response(500, "internal error")

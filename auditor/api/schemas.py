@@ -6,8 +6,9 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 
+from auditor.domain import time_out_of_range
 from auditor.ingestion.batch import ID_MAX, TIMESTAMP_MAX
 from auditor.ingestion.schemas import PROJECT_NAME_MAX, SLUG_PATTERN
 from auditor.storage.api_models import IDEMPOTENCY_KEY_MAX
@@ -32,8 +33,16 @@ def _iso_only(value: object) -> object:
     return value
 
 
+def _in_range(value: datetime) -> datetime:
+    problem = time_out_of_range(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
 ISO_START = re.compile(r"^\d{4}-\d{2}-\d{2}")
-IsoTime = Annotated[datetime, BeforeValidator(_iso_only)]
+# Bounded (auditor.domain): a time outside [1970, 2100) UTC is a 422 naming the field.
+IsoTime = Annotated[datetime, BeforeValidator(_iso_only), AfterValidator(_in_range)]
 
 
 class LabelBody(BaseModel):

@@ -24,7 +24,15 @@ from pydantic import (
 )
 
 from auditor.api.schemas import SCOPE_PATTERN, IsoTime
-from auditor.domain import CollapsePolicy, IntervalMethod, RaterModel, RhoMode, RhoUnrated
+from auditor.domain import (
+    MAX_BOOTSTRAP_RESAMPLES,
+    MAX_WINDOWS,
+    CollapsePolicy,
+    IntervalMethod,
+    RaterModel,
+    RhoMode,
+    RhoUnrated,
+)
 
 # The services' name rule (auditor.alerting.rules._NAME); metrics are stored in 64 characters.
 NAME_PATTERN = r"^[a-z][a-z0-9_.:-]{0,99}$"
@@ -59,7 +67,7 @@ Seconds = json_int(0, MAX_SECONDS)
 PositiveSeconds = json_int(1, MAX_SECONDS)
 MinN = json_int(1, 2**31 - 1)
 Port = json_int(1, 65535)
-Resamples = json_int(10, 100_000)
+Resamples = json_int(10, MAX_BOOTSTRAP_RESAMPLES)  # operators may lower it (422 names it)
 WindowDays = json_int(1, 9999)
 RecomputeSeconds = json_int(1, 30 * 86400)
 # Strict: a JSON string or boolean is not a number or a flag (lax mode would convert "0.5").
@@ -317,7 +325,7 @@ class SettingsPatch(BaseModel):
     windows_days: (
         Annotated[
             list[WindowDays],
-            Field(max_length=10, description="rolling windows in days; [] for none"),
+            Field(max_length=MAX_WINDOWS, description="rolling windows in days; [] for none"),
         ]
         | None
     ) = None

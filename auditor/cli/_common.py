@@ -9,6 +9,7 @@ from typing import NoReturn
 import typer
 
 from auditor.config import get_settings
+from auditor.domain import time_out_of_range
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -30,4 +31,8 @@ def parse_time(text: str, option: str) -> datetime:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
         fail(f"{option}: not an ISO 8601 time: {text!r} (e.g. 2024-05-01T10:00:00Z)", 2)
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    out_of_range = time_out_of_range(moment)
+    if out_of_range is not None:
+        fail(f"{option}: {out_of_range}", 2)
+    return moment

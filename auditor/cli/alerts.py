@@ -283,7 +283,12 @@ def register(app: typer.Typer) -> None:
         if (until is None) == (for_ is None):
             fail("give exactly one of --until TIME or --for DURATION", 2)
         now = datetime.now(UTC)
-        ends = parse_time(until, "--until") if until else now + parse_duration(for_ or "", "--for")
+        try:
+            ends = (
+                parse_time(until, "--until") if until else now + parse_duration(for_ or "", "--for")
+            )
+        except OverflowError:
+            fail(f"--for {for_}: too long (silences end before 2100-01-01)", 2)
         try:
             view = add_silence(
                 unit_of_work(),

@@ -53,4 +53,8 @@ def register(app: typer.Typer) -> None:
             migrate.check(url)
         except migrate.SchemaDriftError as error:
             fail(f"schema differs from the models: {error}")
-        typer.echo(f"database at revision {current}, no drift")
+        bad = migrate.times_out_of_range(url)
+        if bad:
+            listing = "; ".join(f"{table}.{column}: {rows} rows" for table, column, rows in bad)
+            fail(f"stored times outside [1970-01-01, 2100-01-01) UTC: {listing}")
+        typer.echo(f"database at revision {current}, no drift, every stored time in range")

@@ -5,8 +5,11 @@ from __future__ import annotations
 import typer
 
 from auditor.cli._common import fail, unit_of_work
+from auditor.config import get_settings
 from auditor.domain import CollapsePolicy, IntervalMethod, RaterModel, RhoMode, RhoUnrated
 from auditor.services import ServiceError
+from auditor.services.audit import find_project_id
+from auditor.services.project_settings import SettingCaps
 from auditor.services.projects import (
     ProjectView,
     add_categories,
@@ -16,6 +19,7 @@ from auditor.services.projects import (
     rename_category,
     show_project,
 )
+from auditor.services.recompute_health import FailureRow, failures
 
 _DEFAULTS = "defaults: MEASURES.md"
 
@@ -40,6 +44,18 @@ def _render(view: ProjectView) -> str:
     if view.counts is not None:
         lines.append("counts     " + ", ".join(f"{n} {name}" for name, n in view.counts.items()))
     return "\n".join(lines)
+
+
+def _render_failure(row: FailureRow) -> str:
+    state = (
+        f"failing, next try after {row.retry_after.isoformat(timespec='seconds')}"
+        if row.retry_after is not None and row.consecutive > 0
+        else "recovered"
+    )
+    return (
+        f"recompute  {row.failures} failures ({state}); last at "
+        f"{row.last_failed_at.isoformat(timespec='seconds')}: {row.last_error}"
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -69,10 +85,12 @@ def register(app: typer.Typer) -> None:
         except ValueError:
             fail(f"--windows: expected whole days separated by commas, got {windows!r}", 2)
         try:
+            settings = get_settings()
             view = create_project(
                 unit_of_work(),
                 slug,
                 _split(categories),
+                SettingCaps(settings.max_bootstrap_resamples, settings.max_windows),
                 name=name or slug,
                 collapse=collapse,
                 rho_mode=rho_mode,
@@ -99,6 +117,9 @@ def register(app: typer.Typer) -> None:
         """Settings, categories and row counts of one project."""
         try:
             typer.echo(_render(show_project(unit_of_work(read_only=True), slug)))
+            uow = unit_of_work(read_only=True)
+            for row in failures(uow, find_project_id(uow, slug)):
+                typer.echo(_render_failure(row))
         except ServiceError as error:
             fail(str(error))
 

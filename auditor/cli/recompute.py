@@ -12,6 +12,7 @@ import logging
 import signal
 import sys
 import threading
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -22,8 +23,13 @@ from auditor.cli._hints import how_to_get_a_snapshot
 from auditor.config import get_settings
 from auditor.services import NotFound, ServiceError
 from auditor.services import alerts as _evaluation  # noqa: F401  (rules judged after each snapshot)
-from auditor.services.audit import RecomputeInterrupted, find_project_id, recompute_project
-from auditor.services.embedded import run_embedded
+from auditor.services.audit import (
+    RecomputeFailed,
+    RecomputeInterrupted,
+    find_project_id,
+    recompute_project,
+)
+from auditor.services.embedded import run_embedded, start_in_thread
 from auditor.services.queries import metric_history, snapshot_view
 from auditor.snapshots.scopes import CUMULATIVE
 from auditor.storage.db import display_url
@@ -84,8 +90,13 @@ def register(app: typer.Typer) -> None:
         """Recompute a project's dirty scopes now and write their snapshots."""
         try:
             uow = unit_of_work()
-            result = recompute_project(uow, find_project_id(uow, project), force=force)
-        except (ServiceError, RecomputeInterrupted) as error:
+            result = recompute_project(
+                uow,
+                find_project_id(uow, project),
+                force=force,
+                scan_interval_seconds=get_settings().scan_interval_seconds,
+            )
+        except (ServiceError, RecomputeInterrupted, RecomputeFailed) as error:
             fail(str(error))
         if result.status == "locked":
             fail(f"another recompute of {project!r} is running; try again when it ends")
@@ -192,7 +203,19 @@ def register(app: typer.Typer) -> None:
             err=True,
         )
         try:
-            run_embedded(unit_of_work(), every, stop, max_cycles=1 if once else None)
+            if once:
+                run_embedded(unit_of_work(), every, stop, max_cycles=1)
+            else:
+                # Recomputes and notice delivery on threads of their own (a slow receiver
+                # never holds up recomputes); this thread waits for Ctrl-C or SIGTERM.
+                ttl = timedelta(seconds=settings.idempotency_ttl_seconds)
+                thread, threads_stop, _ = start_in_thread(unit_of_work, every, idempotency_ttl=ttl)
+                try:
+                    while not stop.wait(0.5):
+                        pass
+                finally:
+                    threads_stop.set()
+                    thread.join(60)
         except KeyboardInterrupt:
             stop.set()
         sys.stdout.flush()

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from auditor.domain import RaterKind
+from auditor.domain import EARLIEST_MICROS, LATEST_MICROS, RaterKind, time_out_of_range
 from auditor.ingestion.errors import IngestRejected, RowError, shown
 
 FIELDS = ("item", "rater", "label", "session", "labeled_at", "rater_kind", "key")
@@ -171,6 +171,9 @@ def _timestamp(value: object) -> Normalised:
         return None, f"must be an ISO 8601 text, got {type(value).__name__}"
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
+    out_of_range = time_out_of_range(moment)
+    if out_of_range is not None:
+        return None, out_of_range
     return to_micros(moment), None
 
 
@@ -227,7 +230,10 @@ def _plain_utc_column(values: list[object]) -> list[object] | None:
         seconds = np.array([value[:19] for value in values], dtype="datetime64[s]")  # type: ignore[index]
     except ValueError:
         return None
-    return (seconds.astype(np.int64) * 1_000_000).tolist()
+    micros = seconds.astype(np.int64) * 1_000_000
+    if micros.size and (int(micros.min()) < EARLIEST_MICROS or int(micros.max()) >= LATEST_MICROS):
+        return None  # the value-by-value path names each row out of range
+    return micros.tolist()
 
 
 def validate_batch(batch: RawBatch, categories: Sequence[str] | None) -> ValidBatch:

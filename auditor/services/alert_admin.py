@@ -25,6 +25,7 @@ from auditor.alerting import (
     SubjectSelector,
     default_rules,
 )
+from auditor.domain import time_out_of_range
 from auditor.notifiers import EmailChannel, TargetRefused, validate_target
 from auditor.notifiers.signing import MIN_SECRET_BYTES
 from auditor.services import Conflict, Invalid, NotFound
@@ -359,6 +360,10 @@ def add_silence(
 ) -> SilenceView:
     """Mute notices of a rule, a subject, or both, until ``ends_at`` (state keeps moving)."""
     starts = starts_at or _now()
+    for name, moment in (("starts_at", starts), ("ends_at", ends_at)):
+        out_of_range = time_out_of_range(moment)
+        if out_of_range is not None:  # e.g. --for 999999d: a silence every recompute reads
+            raise Invalid(f"{name}: {out_of_range}")
     parsed = None
     if subject is not None:
         selector = parse_subject(subject)

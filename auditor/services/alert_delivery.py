@@ -9,6 +9,11 @@ outside any transaction, then record the outcome in a short transaction per row:
   ``policy.max_attempts`` attempts;
 - permanent (refused target, redirect, 4xx, SMTP 5xx, a broken channel row) -> ``dead``.
 
+Isolation (issue 11): each channel's rows go out on a thread of their own, so channels do
+not wait on each other, and every attempt has a total deadline (connect + send + read: the
+channel's ``timeout_seconds``, 10 s by default), so a receiver that trickles its answer a
+byte at a time costs one deadline, then a retry, never an unbounded stall.
+
 A sender that dies between sending and recording leaves its claim; once the lease has
 expired, any sender claims the row again and re-sends the same body with the same event id.
 Receivers de-duplicate on the id. Several senders can run at once (workers, the embedded
@@ -26,8 +31,10 @@ import logging
 import os
 import random
 import socket
+import threading
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -49,6 +56,7 @@ from auditor.storage.unit_of_work import UnitOfWork
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE = timedelta(seconds=60)
+DEFAULT_DEADLINE_SECONDS = 10.0  # a channel row's timeout_seconds is its attempt's deadline
 DEFAULT_BATCH = 50
 
 ChannelFactory = Callable[[dict[str, Any]], Channel]
@@ -139,30 +147,93 @@ def deliver_due(
         return report
     with uow:
         channels = repo.channels_by_id(uow.session, {r["channel_id"] for r in rows})
+    by_channel: dict[int, list[dict[str, Any]]] = {}
     for row in rows:
-        notification: Notification | None = None
-        channel_name = channels.get(row["channel_id"], {}).get("name", "?")
-        try:
-            notification = Notification.from_dict(json.loads(row["body"]))
-            channel = channel_factory(channels[row["channel_id"]])
-        except (KeyError, ValueError, TypeError) as error:
-            result = SendResult.permanent(f"cannot build the notice or channel: {error!r}")
-        else:
-            result = channel.send(notification)
-        if after_send is not None:
-            after_send(row, result)
-        delivery = _record(uow, row, worker, result, now, policy, draw, notification)
-        report.deliveries.append(replace(delivery, channel=channel_name))
-        log.log(
-            logging.INFO if result.ok else logging.WARNING,
-            "notice %s (%s) via %s: %s %s",
-            row["event_id"],
-            row["kind"],
-            channel_name,
-            result.outcome.value,
-            result.reason,
-        )
+        by_channel.setdefault(row["channel_id"], []).append(row)
+
+    def one_channel(channel_rows: list[dict[str, Any]]) -> list[Delivery]:
+        # Its own unit of work: channels record their outcomes from their own threads.
+        own = UnitOfWork(uow.engine)
+        done = []
+        for row in channel_rows:
+            spec = channels.get(row["channel_id"], {})
+            delivery = _deliver_one(own, row, spec, worker, now, policy, draw,
+                                    channel_factory, after_send)  # fmt: skip
+            done.append(delivery)
+        return done
+
+    if len(by_channel) == 1:
+        groups = [one_channel(next(iter(by_channel.values())))]
+    else:
+        # Channels do not wait on each other: one thread per channel. Each attempt is
+        # bounded by its channel's deadline, so every thread ends.
+        pool = ThreadPoolExecutor(len(by_channel), thread_name_prefix="auditor-deliver")
+        futures = [pool.submit(one_channel, channel_rows) for channel_rows in by_channel.values()]
+        groups = [future.result() for future in futures]
+        pool.shutdown(wait=False)
+    for group in groups:
+        report.deliveries.extend(group)
     return report
+
+
+def _deliver_one(
+    uow: UnitOfWork,
+    row: dict[str, Any],
+    spec: dict[str, Any],
+    worker: str,
+    now: datetime,
+    policy: RetryPolicy,
+    draw: Callable[[], float],
+    channel_factory: ChannelFactory,
+    after_send: Callable[[dict[str, Any], SendResult], None] | None,
+) -> Delivery:
+    notification: Notification | None = None
+    channel_name = spec.get("name", "?")
+    try:
+        notification = Notification.from_dict(json.loads(row["body"]))
+        channel = channel_factory(spec)
+    except (KeyError, ValueError, TypeError) as error:
+        result = SendResult.permanent(f"cannot build the notice or channel: {error!r}")
+    else:
+        deadline = float(spec.get("timeout_seconds") or DEFAULT_DEADLINE_SECONDS)
+        result = send_within(channel, notification, deadline)
+    if after_send is not None:
+        after_send(row, result)
+    delivery = _record(uow, row, worker, result, now, policy, draw, notification)
+    log.log(
+        logging.INFO if result.ok else logging.WARNING,
+        "notice %s (%s) via %s: %s %s",
+        row["event_id"],
+        row["kind"],
+        channel_name,
+        result.outcome.value,
+        result.reason,
+    )
+    return replace(delivery, channel=channel_name)
+
+
+def send_within(channel: Channel, notification: Notification, deadline: float) -> SendResult:
+    """``channel.send`` bounded by a total deadline (connect + send + read). The per-operation
+    timeouts of a client do not bound a receiver that trickles a byte at a time; this does.
+    A send past its deadline is abandoned (its thread ends with the client's own timeouts or
+    when the receiver stops) and counts as retryable: the receiver de-duplicates on the
+    event id should the abandoned attempt still complete."""
+    box: list[SendResult] = []
+
+    def run() -> None:
+        try:
+            box.append(channel.send(notification))
+        except Exception as error:  # send() never raises by contract; keep the row anyway
+            box.append(SendResult.permanent(f"unexpected {type(error).__name__}: {error}"))
+
+    thread = threading.Thread(target=run, name="auditor-send", daemon=True)
+    thread.start()
+    thread.join(deadline)
+    if box:
+        return box[0]
+    return SendResult.retryable(
+        f"no complete answer within the {deadline:g} s deadline (connect + send + read)"
+    )
 
 
 def _record(

@@ -27,7 +27,7 @@ from typing import Any
 
 import auditor
 from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings
-from auditor.services import NotFound
+from auditor.services import NotFound, recompute_health
 from auditor.snapshots.dirty import (
     LastSnapshot,
     ProjectFacts,
@@ -41,6 +41,7 @@ from auditor.snapshots.scopes import CUMULATIVE, Scope, scopes_for, tick_for, wi
 from auditor.snapshots.subset import subset_labels, window_mask
 from auditor.stats import compute_measures
 from auditor.stats.export import measure_set_to_dict
+from auditor.storage import health_repository
 from auditor.storage import snapshot_repository as repo
 from auditor.storage.label_loader import load_project_labels
 from auditor.storage.snapshot_repository import Executor
@@ -54,6 +55,12 @@ TEST_DELAY_ENV = "AUDITOR_TEST_RECOMPUTE_DELAY"
 class RecomputeInterrupted(RuntimeError):
     """The database went away during a recompute (restart, terminated backend, dropped
     connection). Nothing was written; running the same recompute again is safe."""
+
+
+class RecomputeFailed(RuntimeError):
+    """A recompute failed for a reason retrying at once would not fix. Nothing was written;
+    the failure is recorded on the project (``recompute_health``), which the scan leaves
+    alone for a growing backoff."""
 
 
 @dataclass(frozen=True)
@@ -147,9 +154,10 @@ def scan_dirty_projects(uow: UnitOfWork, now: datetime | None = None) -> list[Di
         db = uow.session
         facts = repo.label_facts(db)
         heads = repo.latest_heads(db)
+        backing_off = health_repository.backing_off(db, datetime.now(UTC))
         for project in repo.list_projects(db):
             max_id, count = facts.get(project.id, (None, 0))
-            if max_id is None:
+            if max_id is None or project.id in backing_off:
                 continue
             tick = tick_for(now, project.interval_seconds)
             decisions = _decisions(db, project, ProjectFacts(max_id, count), heads, tick, now)
@@ -191,23 +199,32 @@ def recompute_project(
     now: datetime | None = None,
     tick: int | None = None,
     force: bool = False,
+    scan_interval_seconds: float = 60.0,
 ) -> RecomputeResult:
     """Recompute the dirty scopes of one project and write their snapshots atomically.
 
     ``now`` is the clock windows are measured at (simulated in the demo); ``tick`` defaults
     to the tick of ``now``. ``force`` recomputes every scope that has no snapshot in this tick
     even when nothing changed (``auditor recompute --force``).
-    Raises ``NotFound``, or ``RecomputeInterrupted`` when the database went away.
+    Raises ``NotFound``, ``RecomputeInterrupted`` when the database went away (retry), or
+    ``RecomputeFailed`` for anything else, after recording it on the project (the scan then
+    backs off for 1, 2, 4, 8, at most 10 ``scan_interval_seconds``).
 
     Transactions: a read to decide, the load on its own connection, then ONE write
     transaction for every snapshot and point of this recompute (the unit of work that counts).
     """
     try:
         return _recompute(uow, project_id, now or datetime.now(UTC), tick, force)
+    except NotFound:
+        raise
     except Exception as error:
         if repo.is_transient(error):
             raise RecomputeInterrupted(f"project {project_id}: {error}") from error
-        raise
+        log.exception("recompute of project %s failed", project_id)
+        recompute_health.record_failure(uow, project_id, error, scan_interval_seconds)
+        raise RecomputeFailed(
+            f"project {project_id}: {recompute_health.describe(error)}"
+        ) from error
 
 
 def _recompute(
@@ -293,6 +310,7 @@ def _recompute_locked(
         _ensure_alert_evaluation()
         for hook in _snapshot_hooks:
             hook(uow, project_id, written)
+        health_repository.clear_backoff(db, project_id)
         uow.commit()
     write_seconds = time.perf_counter() - t2
     status = "written" if written else "conflict"
@@ -361,7 +379,8 @@ def _compute_scope(
 
 
 def recompute_due_projects(uow: UnitOfWork, now: datetime | None = None) -> list[RecomputeResult]:
-    """Scan, then recompute every dirty project here and now (embedded mode, the demo)."""
+    """Scan, then recompute every dirty project here and now (the demo; the embedded loop
+    goes project by project in ``auditor.services.embedded``)."""
     now = now or datetime.now(UTC)
     return [
         recompute_project(uow, p.project_id, now=now, tick=p.tick)

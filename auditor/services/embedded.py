@@ -4,6 +4,11 @@ With no ``AUDITOR_BROKER_URL``, ``auditor run`` and ``auditor serve`` call
 ``run_embedded``: every ``interval`` seconds, scan for dirty projects and recompute each one
 here, one after the other. The project lock, the unique (project, scope, tick) key and the
 dirty check make it safe to run beside workers too, but one process is the intended use.
+
+The loop never dies of an error (issue 11): a failing project is logged with its id, recorded
+(``recompute_health``: the scan backs off from it) and the loop goes on with the next project
+and the next cycle. Notices are delivered by a thread of their own (``run_delivery``), so a
+slow receiver never holds up recomputes. ``SchedulerHealth`` tells ``/healthz`` how it goes.
 """
 
 from __future__ import annotations
@@ -12,46 +17,92 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from auditor.services import alerts as _evaluation  # noqa: F401  (rules judged after each snapshot)
+from auditor.services import recompute_health
 from auditor.services.alert_delivery import deliver_due
-from auditor.services.audit import RecomputeInterrupted, RecomputeResult, recompute_due_projects
+from auditor.services.audit import (
+    RecomputeFailed,
+    RecomputeInterrupted,
+    RecomputeResult,
+    recompute_project,
+    scan_dirty_projects,
+)
+from auditor.services.recompute_health import SchedulerHealth
 from auditor.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
+DELIVERY_INTERVAL_SECONDS = 5.0
+DEFAULT_IDEMPOTENCY_TTL = timedelta(days=7)
 
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def run_cycle(uow: UnitOfWork, clock: Clock = _utc_now) -> list[RecomputeResult]:
-    """One scan and the recomputes it calls for. A database that went away is logged and
-    retried at the next cycle (it lost nothing: the recompute wrote all or nothing)."""
+def run_cycle(
+    uow: UnitOfWork,
+    clock: Clock = _utc_now,
+    *,
+    interval_seconds: float = 60.0,
+    deliver: bool = True,
+    health: SchedulerHealth | None = None,
+    idempotency_ttl: timedelta = DEFAULT_IDEMPOTENCY_TTL,
+) -> list[RecomputeResult]:
+    """One scan and the recomputes it calls for, project by project. No error escapes: each
+    is logged with its project and kept in ``health``; a database that went away is retried
+    at the next cycle (the recompute wrote all or nothing)."""
+    now = clock()
     try:
-        results = recompute_due_projects(uow, clock())
-    except RecomputeInterrupted as error:
-        log.warning("recompute interrupted, will retry at the next cycle: %s", error)
+        dirty = scan_dirty_projects(uow, now)
+    except Exception as error:
+        log.exception("scan failed; will retry at the next cycle")
+        if health is not None:
+            health.error("scan", error)
         return []
-    for result in results:
+    results = []
+    for project in dirty:
+        try:
+            result = recompute_project(
+                uow,
+                project.project_id,
+                now=now,
+                tick=project.tick,
+                scan_interval_seconds=interval_seconds,
+            )
+        except RecomputeInterrupted as error:
+            log.warning("recompute of project %s interrupted, retried next cycle: %s",
+                        project.slug, error)  # fmt: skip
+            if health is not None:
+                health.error(f"project {project.slug}", error)
+            continue
+        except Exception as error:  # RecomputeFailed (recorded) or anything unforeseen
+            if not isinstance(error, RecomputeFailed):
+                log.exception("recompute of project %s failed", project.slug)
+            if health is not None:
+                health.error(f"project {project.slug}", error)
+            continue
+        results.append(result)
         if result.written:
             scopes = ", ".join(f"{w.scope} ({w.n_labels} labels)" for w in result.written)
-            log.info("project %s tick %s: snapshots %s", result.project_id, result.tick, scopes)
-    _deliver_notices(uow)
+            log.info("project %s tick %s: snapshots %s", project.slug, result.tick, scopes)
+    _guarded("idempotency pruning", health, recompute_health.prune_idempotency, uow,
+             idempotency_ttl)  # fmt: skip
+    if deliver:
+        _guarded("notification delivery", health, deliver_due, uow)
     return results
 
 
-def _deliver_notices(uow: UnitOfWork) -> None:
-    """Alerts (issue 5): send the notices the recomputes queued (and any due retries), on
-    the wall clock. With Celery, the ``auditor.deliver`` beat task does this instead. A
-    failure here is logged and retried next cycle: the outbox keeps every notice."""
+def _guarded(what: str, health: SchedulerHealth | None, call: Callable, *args: object) -> None:
     try:
-        deliver_due(uow)
-    except Exception:  # the loop must outlive a lost database or a broken channel row
-        log.exception("notification delivery failed; will retry at the next cycle")
+        call(*args)
+    except Exception as error:  # the loop must outlive a lost database or a broken row
+        log.exception("%s failed; will retry at the next cycle", what)
+        if health is not None:
+            health.error(what, error)
 
 
 def run_embedded(
@@ -62,19 +113,38 @@ def run_embedded(
     clock: Clock = _utc_now,
     on_cycle: Callable[[list[RecomputeResult]], None] | None = None,
     max_cycles: int | None = None,
+    deliver: bool = True,
+    health: SchedulerHealth | None = None,
+    idempotency_ttl: timedelta = DEFAULT_IDEMPOTENCY_TTL,
 ) -> int:
     """Run cycles every ``interval_seconds`` until ``stop`` is set (or ``max_cycles`` ran).
     Returns the number of cycles. Cycles start on a fixed cadence; a slow cycle delays the
-    next one instead of piling up."""
+    next one instead of piling up. ``deliver``: send notices in the cycle (False when a
+    delivery thread does it)."""
     if interval_seconds <= 0:
         raise ValueError(f"interval must be positive, got {interval_seconds}")
     cycles = 0
     next_start = time.monotonic()
     while not stop.is_set():
-        results = run_cycle(uow, clock)
+        try:
+            results = run_cycle(
+                uow,
+                clock,
+                interval_seconds=interval_seconds,
+                deliver=deliver,
+                health=health,
+                idempotency_ttl=idempotency_ttl,
+            )
+            if on_cycle is not None:
+                on_cycle(results)
+        except Exception as error:  # never seen, but a dead loop is the worst outcome
+            log.exception("recompute cycle failed; the loop goes on")
+            if health is not None:
+                health.error("cycle", error)
+        else:
+            if health is not None:
+                health.cycle_done()
         cycles += 1
-        if on_cycle is not None:
-            on_cycle(results)
         if max_cycles is not None and cycles >= max_cycles:
             break
         next_start = max(next_start + interval_seconds, time.monotonic())
@@ -82,16 +152,42 @@ def run_embedded(
     return cycles
 
 
+def run_delivery(
+    uow: UnitOfWork,
+    interval_seconds: float,
+    stop: threading.Event,
+    health: SchedulerHealth | None = None,
+) -> None:
+    """Send due notices every ``interval_seconds`` until ``stop`` is set (its own thread)."""
+    while not stop.is_set():
+        _guarded("notification delivery", health, deliver_due, uow)
+        stop.wait(interval_seconds)
+
+
 def start_in_thread(
-    uow_factory: Callable[[], UnitOfWork], interval_seconds: float
-) -> tuple[threading.Thread, threading.Event]:
-    """Run the embedded loop in a daemon thread (for ``auditor serve``); set the event to stop."""
+    uow_factory: Callable[[], UnitOfWork],
+    interval_seconds: float,
+    *,
+    idempotency_ttl: timedelta = DEFAULT_IDEMPOTENCY_TTL,
+) -> tuple[threading.Thread, threading.Event, SchedulerHealth]:
+    """Run the embedded loop, and notice delivery beside it, in daemon threads (for
+    ``auditor serve`` and ``auditor run``); set the event to stop both."""
     stop = threading.Event()
+    health = SchedulerHealth(interval_seconds)
     thread = threading.Thread(
         target=run_embedded,
         args=(uow_factory(), interval_seconds, stop),
+        kwargs={"deliver": False, "health": health, "idempotency_ttl": idempotency_ttl},
         name="auditor-embedded-recompute",
         daemon=True,
     )
+    health.thread = thread
+    delivery = threading.Thread(
+        target=run_delivery,
+        args=(uow_factory(), min(interval_seconds, DELIVERY_INTERVAL_SECONDS), stop, health),
+        name="auditor-embedded-delivery",
+        daemon=True,
+    )
     thread.start()
-    return thread, stop
+    delivery.start()
+    return thread, stop, health

@@ -1,9 +1,9 @@
 """Ingest labels: validate a whole batch, resolve ids in bulk, insert, all in one transaction.
 
 ``ingest_labels`` takes one batch (an API request). ``import_batches`` takes the batches of a
-file and writes them in ONE transaction: a file with any bad row writes nothing. After the
-first bad batch it stops writing but keeps validating, so the report lists the bad rows of
-the whole file (up to a cap), not only of the first bad batch.
+file, validates them all, then writes them in ONE transaction: a file with any bad row writes
+nothing (and never takes the write lock). After the first bad batch it keeps validating, so
+the report lists the bad rows of the whole file (up to a cap), not only of the first one.
 
 Reading and validating ahead in a thread was tried and measured slower (PostgreSQL 18.8 s
 against 12.6 s for 1M labels): the validating thread holds the GIL, and the writer, woken
@@ -19,7 +19,7 @@ from datetime import datetime
 from auditor.domain import RaterKind
 from auditor.ingestion.batch import RawBatch, ValidBatch, validate_batch
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
-from auditor.services import NotFound
+from auditor.services import Conflict, NotFound
 from auditor.storage.db import to_micros, utc_now
 from auditor.storage.models import Project
 from auditor.storage.repositories import WriteConflict
@@ -86,34 +86,43 @@ def import_batches(
     *,
     on_batch: Callable[[ImportResult], None] | None = None,
 ) -> ImportResult:
-    """Import a file's batches in one transaction (see the module docstring)."""
+    """Import a file's batches in one transaction (see the module docstring).
+
+    The whole file is parsed and validated BEFORE the write transaction begins, so SQLite's
+    write lock (taken when a writer begins) is held for the write only, not for the parse:
+    API writes and recomputes wait seconds, not minutes. A file with a bad row never opens
+    the write transaction at all."""
     result = ImportResult()
     received_at = utc_now()
+    with UnitOfWork(uow.engine, read_only=True) as reader:
+        names = list(_category_ids(reader, find_project(reader, project_slug)))
+    valid: list[ValidBatch] = []
+    for batch, checked in _validated(batches, names):
+        result.rows += len(batch)
+        if isinstance(checked, IngestRejected):
+            room = MAX_REPORTED_ERRORS - len(result.errors)
+            result.errors.extend(checked.errors[: max(room, 0)])
+            result.error_count += checked.total
+            result.bad_rows += checked.bad_rows
+        elif not result.rejected:  # after a bad batch: report the rest, keep nothing
+            valid.append(checked)
+        if on_batch is not None:
+            on_batch(result)
+    if result.rejected:
+        return result
     with uow:
         project = find_project(uow, project_slug)
         categories = _category_ids(uow, project)
-        names = list(categories)
-        for batch, checked in _validated(batches, names):
-            result.rows += len(batch)
-            try:
-                if isinstance(checked, IngestRejected):
-                    raise checked
-                if not result.rejected:  # after a bad batch: report the rest, write nothing
-                    inserted, duplicates = _write_batch(
-                        uow, project, categories, checked, received_at
-                    )
-                    result.inserted += inserted
-                    result.duplicates += duplicates
-            except IngestRejected as rejection:
-                room = MAX_REPORTED_ERRORS - len(result.errors)
-                result.errors.extend(rejection.errors[: max(room, 0)])
-                result.error_count += rejection.total
-                result.bad_rows += rejection.bad_rows
-            if on_batch is not None:
-                on_batch(result)
-        if result.rejected:
-            result.inserted = result.duplicates = 0
-            return result  # leaving the block rolls back
+        gone = {name for batch in valid for name in batch.label} - set(categories)
+        if gone:  # removed or renamed while the file was being parsed
+            raise Conflict(
+                f"categories {sorted(gone)} left project {project_slug!r} during the import; "
+                "nothing was written"
+            )
+        while valid:
+            inserted, duplicates = _write_batch(uow, project, categories, valid.pop(0), received_at)
+            result.inserted += inserted
+            result.duplicates += duplicates
         result.max_label_id = uow.labels.max_label_id(project.id)
         uow.commit()
     return result

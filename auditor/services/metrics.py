@@ -10,6 +10,8 @@ Prometheus reaches (no per-process counters that disagree or reset on restart):
 - ``auditor_recompute_duration_seconds{project, scope}`` and
   ``auditor_last_recompute_timestamp_seconds{project}``: alert on
   ``time() - auditor_last_recompute_timestamp_seconds > ...`` to catch a stale pipeline;
+- ``auditor_recompute_failures_total{project}`` and ``auditor_recompute_failing{project}``:
+  recomputes that failed (recorded per project, retried with a backoff);
 - ``auditor_alert_state{project, rule, subject, status}`` (1 per current state) and
   ``auditor_outbox_messages{project, status}`` (the delivery backlog is status "pending").
 """
@@ -23,7 +25,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from auditor.services import recompute_health
 from auditor.services.api_queries import metrics_facts
+from auditor.services.recompute_health import FailureRow
 from auditor.storage.unit_of_work import UnitOfWork
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -41,6 +45,25 @@ class DatabaseCollector(Collector):
         facts = metrics_facts(self.uow_factory())
         yield from _snapshot_metrics(facts)
         yield from _alert_metrics(facts)
+        yield from _failure_metrics(recompute_health.failures(self.uow_factory()))
+
+
+def _failure_metrics(rows: list[FailureRow]) -> Iterator[Metric]:
+    total = CounterMetricFamily(
+        "auditor_recompute_failures",
+        "Recomputes of a project that failed (recorded, then retried with a backoff).",
+        labels=["project"],
+    )
+    failing = GaugeMetricFamily(
+        "auditor_recompute_failing",
+        "1 while a project's latest recompute failed (no success since).",
+        labels=["project"],
+    )
+    for row in rows:
+        total.add_metric([row.slug], row.failures)
+        failing.add_metric([row.slug], 1.0 if row.consecutive > 0 else 0.0)
+    yield total
+    yield failing
 
 
 def _snapshot_metrics(facts: dict[str, Any]) -> Iterator[Metric]:

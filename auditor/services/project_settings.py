@@ -11,6 +11,8 @@ from enum import StrEnum
 from typing import Any
 
 from auditor.domain import (
+    MAX_BOOTSTRAP_RESAMPLES,
+    MAX_WINDOWS,
     CollapsePolicy,
     IntervalMethod,
     ProjectSettings,
@@ -40,6 +42,35 @@ class InvalidSetting(Invalid):
         self.field = field
 
 
+@dataclasses.dataclass(frozen=True)
+class SettingCaps:
+    """The most a project may ask for (the operator may lower the domain's hard caps)."""
+
+    max_bootstrap_resamples: int = MAX_BOOTSTRAP_RESAMPLES
+    max_windows: int = MAX_WINDOWS
+
+
+def check_caps(
+    settings: ProjectSettings, caps: SettingCaps | None = None, changed: Any = None
+) -> None:
+    """Raise ``InvalidSetting`` naming the setting over its cap. ``changed``: only these
+    settings are checked (a cap lowered later does not block changing something else)."""
+    caps = caps or SettingCaps()
+    changed = set(SETTING_NAMES if changed is None else changed)
+    resamples = min(caps.max_bootstrap_resamples, MAX_BOOTSTRAP_RESAMPLES)
+    windows = min(caps.max_windows, MAX_WINDOWS)
+    if "bootstrap_resamples" in changed and settings.bootstrap_resamples > resamples:
+        raise InvalidSetting(
+            "bootstrap_resamples",
+            f"bootstrap_resamples {settings.bootstrap_resamples} is over the cap of {resamples}",
+        )
+    if "windows_days" in changed and len(settings.windows_days) > windows:
+        raise InvalidSetting(
+            "windows_days",
+            f"windows_days has {len(settings.windows_days)} windows; the cap is {windows}",
+        )
+
+
 def _coerce(name: str, value: Any) -> Any:
     if name in _ENUMS:
         try:
@@ -59,7 +90,9 @@ def _coerce(name: str, value: Any) -> Any:
     return value
 
 
-def update_project_settings(uow: UnitOfWork, slug: str, **fields: Any) -> ProjectSettings:
+def update_project_settings(
+    uow: UnitOfWork, slug: str, caps: SettingCaps | None = None, **fields: Any
+) -> ProjectSettings:
     """Change the named settings of project ``slug`` and return all of them.
 
     Every value is checked by ``ProjectSettings`` before anything is written; a bad one raises
@@ -81,6 +114,7 @@ def update_project_settings(uow: UnitOfWork, slug: str, **fields: Any) -> Projec
             message = str(error)
             field = next((n for n in SETTING_NAMES if message.startswith(n)), "settings")
             raise InvalidSetting(field, message) from None
+        check_caps(settings, caps, changed=values)
         project.apply_settings(settings)
         uow.commit()
     return settings

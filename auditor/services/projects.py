@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from auditor.domain import ProjectSettings
 from auditor.ingestion.schemas import ProjectIn, check_category_name, check_new_categories
 from auditor.services import Conflict, Invalid, NotFound
+from auditor.services.project_settings import SettingCaps, check_caps
 from auditor.storage.db import utc_now
 from auditor.storage.models import Project
 from auditor.storage.unit_of_work import UnitOfWork
@@ -57,8 +58,15 @@ def _messages(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def create_project(uow: UnitOfWork, slug: str, categories: list[str], **fields: Any) -> ProjectView:
-    """Create a project; ``fields`` are ``name`` and the settings of ``ProjectIn``."""
+def create_project(
+    uow: UnitOfWork,
+    slug: str,
+    categories: list[str],
+    caps: SettingCaps | None = None,
+    **fields: Any,
+) -> ProjectView:
+    """Create a project; ``fields`` are ``name`` and the settings of ``ProjectIn``; ``caps``
+    bound the costly settings (``InvalidSetting`` naming the one over its cap)."""
     fields.setdefault("name", slug)
     try:
         request = ProjectIn(slug=slug, categories=categories, **fields)
@@ -67,6 +75,7 @@ def create_project(uow: UnitOfWork, slug: str, categories: list[str], **fields: 
         raise Invalid(_messages(error)) from None
     except ValueError as error:
         raise Invalid(str(error)) from None
+    check_caps(settings, caps)
     with uow:
         if uow.projects.get(request.slug) is not None:
             raise Conflict(f"project {request.slug!r} already exists")

@@ -70,4 +70,5 @@ class IdempotencyRecord(Base):
     request_hash: Mapped[str] = mapped_column(String(64))
     status: Mapped[int] = mapped_column(Integer)
     response: Mapped[dict[str, Any]] = mapped_column(_Json)
-    created_at: Mapped[datetime] = mapped_column(UtcMicros)
+    # Indexed: the scheduler prunes records older than the idempotency expiry.
+    created_at: Mapped[datetime] = mapped_column(UtcMicros, index=True)

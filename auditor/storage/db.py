@@ -158,3 +158,16 @@ def display_url(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except Exception:  # an unparsable URL fails later with its own message; never echo it
         return "<unparsable AUDITOR_DATABASE_URL>"
+
+
+def is_lock_timeout(error: BaseException) -> bool:
+    """The write lock could not be had in time: SQLite's "database is locked" after the busy
+    timeout, PostgreSQL's lock_not_available. Retrying later succeeds; the caller answers
+    "busy" (HTTP 503 with Retry-After), never an internal error."""
+    from sqlalchemy.exc import OperationalError
+
+    if not isinstance(error, OperationalError):
+        return False
+    if "database is locked" in str(error.orig) or "database table is locked" in str(error.orig):
+        return True
+    return getattr(error.orig, "sqlstate", None) == "55P03"

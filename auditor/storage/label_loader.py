@@ -19,14 +19,23 @@ raters are numbered in id order among those that have labels; a category's index
 The load runs on its own connection, outside the caller's transaction, so the watermark and the
 count recorded with a snapshot are taken from the loaded rows themselves: they describe exactly
 what was computed.
+
+One snapshot for the whole read: raters, categories and labels are read as of the same moment,
+or a label committed in between (with a rater or category new to the project) would refer to
+reference rows the load did not see. On PostgreSQL the reference rows are read in a
+REPEATABLE READ transaction that exports its snapshot (``pg_export_snapshot``), and the ADBC
+connection imports it (``SET TRANSACTION SNAPSHOT``) before its ``COPY``: both connections see
+exactly the same committed rows. On SQLite every read runs in one read transaction (WAL gives
+it one snapshot from its first read).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.engine import Connection, Engine
 
 from auditor.domain import LabelArrays, RaterKind
@@ -49,14 +58,29 @@ def postgres_adbc_uri(engine: Engine) -> str:
     return engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def fetch_columns_adbc(uri: str, project_id: int) -> dict[str, np.ndarray]:
-    """The label columns of one project through ADBC PostgreSQL, as int64 arrays (unordered)."""
+_SNAPSHOT_ID = re.compile(r"^[0-9A-Fa-f-]+$")
+
+
+def fetch_columns_adbc(
+    uri: str, project_id: int, snapshot: str | None = None
+) -> dict[str, np.ndarray]:
+    """The label columns of one project through ADBC PostgreSQL, as int64 arrays (unordered).
+
+    ``snapshot``: an id from ``pg_export_snapshot()`` in a transaction that is still open; the
+    read then sees exactly what that transaction sees."""
     import adbc_driver_postgresql.dbapi as driver
 
     query = f"SELECT {', '.join(_COLUMNS)} FROM labels WHERE project_id = {int(project_id)}"
-    with driver.connect(uri) as connection, connection.cursor() as cursor:
+    with driver.connect(uri, autocommit=True) as connection, connection.cursor() as cursor:
+        if snapshot is not None:
+            if not _SNAPSHOT_ID.match(snapshot):
+                raise ValueError(f"not a PostgreSQL snapshot id: {snapshot!r}")
+            cursor.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            cursor.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
         cursor.execute(query)
         table = cursor.fetch_arrow_table()
+        if snapshot is not None:
+            cursor.execute("COMMIT")
     if table.num_rows == 0:
         return {name: np.empty(0, dtype=np.int64) for name in _COLUMNS}
     return {name: table.column(name).to_numpy().astype(np.int64, copy=False) for name in _COLUMNS}
@@ -80,8 +104,8 @@ def fetch_columns_sqlite(connection: Connection, project_id: int) -> dict[str, n
         count = int(row[0])
         if count == 0:
             break
-        for name, text in zip(_COLUMNS, row[2:], strict=True):
-            values = np.fromstring(text, dtype=np.int64, sep=",")
+        for name, joined in zip(_COLUMNS, row[2:], strict=True):
+            values = np.fromstring(joined, dtype=np.int64, sep=",")
             if values.shape[0] != count:
                 raise ValueError(f"labels.{name}: parsed {values.shape[0]} values of {count}")
             parts[name].append(values)
@@ -143,7 +167,17 @@ def load_project_labels(engine: Engine, project_id: int, *, method: str = "auto"
     ``np.array``; the benchmark's peer).
     """
     postgres = engine.dialect.name == "postgresql"
+    snapshot: str | None = None
+    if postgres:
+        engine = engine.execution_options(isolation_level="REPEATABLE READ")
+    else:
+        # A read transaction (not the unit of work's BEGIN IMMEDIATE): the load must not
+        # hold SQLite's write lock, or every writer waits for it.
+        engine = engine.execution_options(sqlite_begin="DEFERRED")
     with engine.connect() as connection:
+        if postgres and method != "rows":
+            # Exported before any other read, so every read below shares this snapshot.
+            snapshot = str(connection.execute(text("SELECT pg_export_snapshot()")).scalar_one())
         category_rows = connection.execute(
             select(Category.id, Category.position, Category.name)
             .where(Category.project_id == project_id)
@@ -156,8 +190,9 @@ def load_project_labels(engine: Engine, project_id: int, *, method: str = "auto"
             columns = fetch_columns_rows(connection, project_id)
         elif not postgres:
             columns = fetch_columns_sqlite(connection, project_id)
-    if method != "rows" and postgres:
-        columns = fetch_columns_adbc(postgres_adbc_uri(engine), project_id)
+        else:
+            # Inside the ``with``: the exporting transaction must stay open during the import.
+            columns = fetch_columns_adbc(postgres_adbc_uri(engine), project_id, snapshot)
     return assemble(columns, category_rows, rater_rows)
 
 

@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from auditor.config import get_settings
 from auditor.services import NotFound
 from auditor.services.dashboard import project_detail, projects_overview, rater_detail
+from auditor.services.recompute_health import failures as recompute_failures
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from auditor.web.access import COOKIE, DashboardAccess
@@ -67,7 +68,10 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
         if refused is not None:
             return refused
         cards = projects_overview(reader())
-        return HTMLResponse(renderer.page("projects.html", title="Projects", cards=cards))
+        failing = {row.slug: row for row in recompute_failures(reader()) if row.consecutive}
+        return HTMLResponse(
+            renderer.page("projects.html", title="Projects", cards=cards, failing=failing)
+        )
 
     @app.get("/projects/{slug}", response_class=HTMLResponse, include_in_schema=False)
     def project_page(request: Request, slug: str) -> Response:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Request, status
 
 from auditor.api.deps import Admin, Anyone, Operator, Reader, ReadUow, Slug, WriteUow
 from auditor.api.errors import ApiError
@@ -18,10 +18,11 @@ from auditor.api.schemas import (
     SettingsOut,
 )
 from auditor.api.schemas_alerts import SettingsPatch
+from auditor.config import Settings
 from auditor.domain import ProjectSettings
 from auditor.services import projects as service
 from auditor.services.keys import create_key
-from auditor.services.project_settings import update_project_settings
+from auditor.services.project_settings import SettingCaps, update_project_settings
 
 router = APIRouter(prefix="/api/v1/projects", tags=["projects"])
 
@@ -68,11 +69,18 @@ def get_settings(slug: Slug, uow: ReadUow, _: Reader) -> SettingsOut:
 
 
 @router.patch("/{slug}/settings", response_model=SettingsOut)
-def update_settings(slug: Slug, body: SettingsPatch, uow: WriteUow, _: Admin) -> SettingsOut:
+def update_settings(
+    request: Request, slug: Slug, body: SettingsPatch, uow: WriteUow, _: Admin
+) -> SettingsOut:
     """Change some settings (admin); absent or null fields keep their value. Snapshots
     already written keep the settings they were computed with; the next recompute uses the
     new ones. A bad value is 422 naming the field."""
-    return settings_out(update_project_settings(uow, slug, **body.fields()))
+    caps = caps_of(request.app.state.settings)
+    return settings_out(update_project_settings(uow, slug, caps, **body.fields()))
+
+
+def caps_of(settings: Settings) -> SettingCaps:
+    return SettingCaps(settings.max_bootstrap_resamples, settings.max_windows)
 
 
 @router.get("/{slug}/categories", response_model=CategoriesOut)
