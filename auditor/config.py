@@ -7,9 +7,10 @@ recomputes on an in-process timer. Setting AUDITOR_DATABASE_URL (PostgreSQL thro
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -53,11 +54,41 @@ class Settings(BaseSettings):
             "dashboard answers loopback clients only."
         ),
     )
+    allow_private_targets: str = Field(
+        default="",
+        description=(
+            "CIDR list (comma or space separated) of private networks that webhook and SMTP "
+            "channels may reach, for the whole deployment. Empty: only public addresses."
+        ),
+    )
     broker_key_prefix: str | None = Field(
         default=None,
         description="Prefix of every broker key, so deployments can share one Redis database.",
     )
     log_level: str = "INFO"
+
+    @field_validator("allow_private_targets")
+    @classmethod
+    def _networks_parse(cls, value: str) -> str:
+        parse_networks(value)  # a typo fails at start-up, naming the entry
+        return value
+
+    @property
+    def private_target_networks(
+        self,
+    ) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+        return parse_networks(self.allow_private_targets)
+
+
+def parse_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """'10.0.0.0/8, fd00::/8' -> networks; a bare address is a /32 (/128)."""
+    networks = []
+    for entry in text.replace(",", " ").split():
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError as error:
+            raise ValueError(f"AUDITOR_ALLOW_PRIVATE_TARGETS: {entry!r}: {error}") from None
+    return tuple(networks)
 
 
 @lru_cache(maxsize=1)

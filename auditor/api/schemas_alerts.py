@@ -156,10 +156,9 @@ class WebhookChannelIn(_ChannelFields):
             max_length=2000,
             pattern=r"^https?://",
             description="http(s); refused when its host resolves to a private, loopback or "
-            "link-local address, unless internal",
+            "link-local address outside the operator's AUDITOR_ALLOW_PRIVATE_TARGETS",
         ),
     ]
-    internal: StrictBool = False
 
 
 class EmailChannelIn(_ChannelFields):
@@ -190,7 +189,6 @@ class ChannelOut(BaseModel):
     name: str
     kind: str
     url: str | None
-    internal: bool
     email_host: str | None
     email_port: int | None
     email_from: str | None

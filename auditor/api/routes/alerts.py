@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Body, Path, Query, Response, status
+from fastapi import APIRouter, Body, Path, Query, Request, Response, status
 
 from auditor.alerting import Rule
 from auditor.api.deps import Admin, Reader, ReadUow, Slug, WriteUow
@@ -68,6 +68,7 @@ RULE_CLUES = (
 )
 CHANNEL_CLUES = (
     ("webhook url", "url"),
+    ("email host", "email_host"),
     ("needs --url", "url"),
     ("webhook secret", "secret"),
     ("channel name", "name"),
@@ -209,7 +210,6 @@ def channel_out(view: service.ChannelView) -> ChannelOut:
         name=view.name,
         kind=view.kind,
         url=view.url,
-        internal=view.internal,
         email_host=view.email_host,
         email_port=view.email_port,
         email_from=view.email_from,
@@ -229,18 +229,18 @@ def list_channels(slug: Slug, uow: ReadUow, _: Reader) -> ChannelList:
     "/{slug}/alerts/channels", status_code=status.HTTP_201_CREATED, response_model=ChannelCreated
 )
 def create_channel(
-    slug: Slug, body: Annotated[ChannelIn, Body()], uow: WriteUow, _: Admin
+    request: Request, slug: Slug, body: Annotated[ChannelIn, Body()], uow: WriteUow, _: Admin
 ) -> ChannelCreated:
     """Add a channel (admin). A webhook gets a generated signing secret, returned in this
-    response only. A webhook ``url`` whose host resolves to a private, loopback or link-local
-    address is refused (422 naming ``url``) unless ``internal`` is true."""
+    response only. A webhook ``url`` or an ``email_host`` that resolves to a private, loopback
+    or link-local address is refused (422 naming the field) unless the operator allows that
+    network for the deployment (``AUDITOR_ALLOW_PRIVATE_TARGETS``)."""
     spec = service.ChannelSpec(name=body.name, kind=body.kind, timeout_seconds=body.timeout_seconds)
     if isinstance(body, WebhookChannelIn):
         spec = service.ChannelSpec(
             name=body.name,
             kind=body.kind,
             url=body.url,
-            internal=body.internal,
             timeout_seconds=body.timeout_seconds,
         )
     elif isinstance(body, EmailChannelIn):
@@ -257,7 +257,8 @@ def create_channel(
             timeout_seconds=body.timeout_seconds,
         )
     with invalid_names_field(CHANNEL_CLUES):
-        view, secret = service.add_channel(uow, slug, spec)
+        allowed = request.app.state.settings.private_target_networks
+        view, secret = service.add_channel(uow, slug, spec, allowed)
     return ChannelCreated(**channel_out(view).model_dump(), secret=secret)
 
 

@@ -163,11 +163,11 @@ def test_ssrf_targets_are_refused_naming_the_url(world, url: str) -> None:
     assert "evil" not in {c["name"] for c in channels}  # nothing half written
 
 
-def test_an_internal_channel_may_target_loopback_and_delete_is_guarded(world) -> None:
+def test_delete_of_a_channel_is_guarded(world) -> None:
     client, admin = world.client, world.auth()
-    body = {"name": "inside", "kind": "webhook", "url": "http://127.0.0.1:9/", "internal": True}
+    body = {"name": "spare", "kind": "log"}
     assert client.post(f"{BASE}/alerts/channels", json=body, headers=admin).status_code == 201
-    assert client.delete(f"{BASE}/alerts/channels/inside", headers=admin).status_code == 204
+    assert client.delete(f"{BASE}/alerts/channels/spare", headers=admin).status_code == 204
     # a-log is used by a-rule: 409 naming the rule, and the channel stays.
     error = _error(client.delete(f"{BASE}/alerts/channels/a-log", headers=admin), 409)
     assert "alpha:a-rule" in error["message"]
