@@ -10,6 +10,7 @@ from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
 from auditor import __version__
+from auditor.api.auth_first import AuthFirstMiddleware
 from auditor.api.errors import ErrorOut, install_error_handlers
 from auditor.api.limits import BodySizeLimitMiddleware
 from auditor.api.routes import alerts, labels, ops, projects, reads, snapshots
@@ -53,6 +54,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.engine = engine
     install_error_handlers(app)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.api_max_body_bytes)
+    # Added last, so outermost: the key is checked before anything reads or sizes the body.
+    app.add_middleware(AuthFirstMiddleware)
     app.include_router(ops.router)
     for module in (projects, labels, reads, snapshots, alerts):
         app.include_router(module.router, responses=ERROR_RESPONSES)
