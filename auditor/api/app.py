@@ -12,6 +12,7 @@ from starlette.routing import BaseRoute
 from auditor import __version__
 from auditor.api.auth_first import AuthFirstMiddleware
 from auditor.api.errors import ErrorOut, install_error_handlers
+from auditor.api.hygiene import NulGuardMiddleware
 from auditor.api.limits import BodySizeLimitMiddleware
 from auditor.api.routes import alerts, labels, ops, projects, reads, snapshots
 from auditor.config import Settings, get_settings
@@ -20,7 +21,7 @@ from auditor.storage.db import make_engine
 ERROR_RESPONSES: dict[int | str, dict] = {
     status: {"model": ErrorOut, "description": description}
     for status, description in (
-        (400, "the body is not JSON"),
+        (400, "the body is not JSON, or a JSON object repeats a key"),
         (401, "no key, or an unknown or revoked one"),
         (403, "the key's role may not do this"),
         (404, "no such project for this key, or no such id in it"),
@@ -56,6 +57,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.api_max_body_bytes)
     # Added last, so outermost: the key is checked before anything reads or sizes the body.
     app.add_middleware(AuthFirstMiddleware)
+    # Outermost of all: a NUL in the path or query is refused before any lookup uses it.
+    app.add_middleware(NulGuardMiddleware)
     app.include_router(ops.router)
     for module in (projects, labels, reads, snapshots, alerts):
         app.include_router(module.router, responses=ERROR_RESPONSES)

@@ -16,14 +16,13 @@ arrives and keeps the connection open.
 
 from __future__ import annotations
 
-import json
 from urllib.parse import unquote
 
 import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from auditor.api.deps import PROJECTS_PREFIX, identify, operator_check
-from auditor.api.errors import ApiError, error_body
+from auditor.api.errors import ApiError, send_error
 
 
 class AuthFirstMiddleware:
@@ -36,7 +35,14 @@ class AuthFirstMiddleware:
             try:
                 await self._check(scope, path)
             except ApiError as error:
-                await _answer(send, error)
+                await send_error(
+                    send,
+                    error.status,
+                    error.message,
+                    code=error.code,
+                    details=error.details,
+                    headers=error.headers,
+                )
                 return
         await self.app(scope, receive, send)
 
@@ -58,14 +64,3 @@ def _header(scope: Scope, name: bytes) -> str:
         if key == name:
             return value.decode("latin-1")
     return ""
-
-
-async def _answer(send: Send, error: ApiError) -> None:
-    body = json.dumps(error_body(error.status, error.message, error.code, error.details)).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-    ]
-    headers += [(k.lower().encode(), v.encode()) for k, v in (error.headers or {}).items()]
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

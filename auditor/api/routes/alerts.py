@@ -15,6 +15,7 @@ from fastapi import APIRouter, Body, Path, Query, Request, Response, status
 from auditor.alerting import Rule
 from auditor.api.deps import Admin, Reader, ReadUow, Slug, WriteUow
 from auditor.api.errors import invalid_names_field
+from auditor.api.hygiene import CheckedJsonRoute
 from auditor.api.schemas_alerts import (
     ChannelCreated,
     ChannelIn,
@@ -40,7 +41,7 @@ from auditor.api.schemas_alerts import (
 from auditor.services import NotFound
 from auditor.services import alert_admin as service
 
-router = APIRouter(prefix="/api/v1/projects", tags=["alerts"])
+router = APIRouter(prefix="/api/v1/projects", tags=["alerts"], route_class=CheckedJsonRoute)
 
 RuleRef = Annotated[
     str, Path(min_length=1, max_length=200, description="a rule id ('<project>:<name>') or name")

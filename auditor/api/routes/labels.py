@@ -11,11 +11,12 @@ from fastapi import APIRouter, Header, Request, Response
 
 from auditor.api.deps import Ingester, Slug, WriteUow
 from auditor.api.errors import ApiError
+from auditor.api.hygiene import CheckedJsonRoute
 from auditor.api.schemas import IDEMPOTENCY_KEY_PATTERN, IngestOut, LabelBatch, LabelBody
 from auditor.ingestion.batch import FIELDS, RawBatch
 from auditor.services.api_ingest import post_labels
 
-router = APIRouter(prefix="/api/v1/projects", tags=["labels"])
+router = APIRouter(prefix="/api/v1/projects", tags=["labels"], route_class=CheckedJsonRoute)
 
 IdempotencyKey = Annotated[
     str | None,

@@ -8,6 +8,7 @@ from fastapi import APIRouter, status
 
 from auditor.api.deps import Admin, Anyone, Operator, Reader, ReadUow, Slug, WriteUow
 from auditor.api.errors import ApiError
+from auditor.api.hygiene import CheckedJsonRoute
 from auditor.api.schemas import (
     CategoriesIn,
     CategoriesOut,
@@ -23,7 +24,7 @@ from auditor.services import projects as service
 from auditor.services.keys import create_key
 from auditor.services.project_settings import update_project_settings
 
-router = APIRouter(prefix="/api/v1/projects", tags=["projects"])
+router = APIRouter(prefix="/api/v1/projects", tags=["projects"], route_class=CheckedJsonRoute)
 
 
 def settings_out(settings: ProjectSettings) -> SettingsOut:
