@@ -7,18 +7,17 @@ where labels are judged.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from auditor.domain import CollapsePolicy, IntervalMethod, ProjectSettings, RhoMode, RhoUnrated
+from auditor.ingestion.text import clean_name
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 CATEGORY_NAME_MAX = 100
 PROJECT_NAME_MAX = 200
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _DEFAULTS = ProjectSettings()
 
 Identifier = str | int
@@ -42,14 +41,13 @@ class LabelIn(BaseModel):
 
 
 def check_category_name(name: str) -> str:
-    """A category name as stored: trimmed, 1..100 characters, no control characters."""
-    text = name.strip()
+    """A category name as stored: trimmed, NFC-normalised, 1..100 characters, no control,
+    bidi-control or zero-width characters (``text``)."""
+    text = clean_name(name, f"category name {name.strip()!r}")
     if not text:
         raise ValueError("a category name is empty")
     if len(text) > CATEGORY_NAME_MAX:
         raise ValueError(f"category name {text[:20]!r}... is longer than {CATEGORY_NAME_MAX}")
-    if _CONTROL.search(text):
-        raise ValueError(f"category name {text!r} contains a control character")
     return text
 
 
@@ -79,6 +77,14 @@ class ProjectIn(BaseModel):
     bootstrap_resamples: int = _DEFAULTS.bootstrap_resamples
     windows_days: tuple[int, ...] = _DEFAULTS.windows_days
     recompute_interval_seconds: int = _DEFAULTS.recompute_interval_seconds
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        cleaned = clean_name(name, "project name")
+        if not cleaned:
+            raise ValueError("project name is empty")
+        return cleaned
 
     @field_validator("categories")
     @classmethod
