@@ -45,7 +45,10 @@ class Settings(BaseSettings):
     )
     metrics_token: SecretStr | None = Field(
         default=None,
-        description="Bearer token for GET /metrics; unset, /metrics is open (bind it privately).",
+        description=(
+            "Bearer token for GET /metrics. Unset: /metrics answers only clients on this "
+            "machine (loopback, no forwarding header unless from a trusted proxy)."
+        ),
     )
     dashboard_token: SecretStr | None = Field(
         default=None,
@@ -61,13 +64,24 @@ class Settings(BaseSettings):
             "channels may reach, for the whole deployment. Empty: only public addresses."
         ),
     )
+    trusted_proxies: str = Field(
+        default="",
+        description=(
+            "CIDR list of reverse proxies whose forwarding headers (Forwarded, X-Forwarded-For, "
+            "X-Real-IP) are believed. Empty: a request carrying one is never local."
+        ),
+    )
+    cookie_secure: bool = Field(
+        default=False,
+        description="Mark the dashboard cookie Secure even when the request came over HTTP.",
+    )
     broker_key_prefix: str | None = Field(
         default=None,
         description="Prefix of every broker key, so deployments can share one Redis database.",
     )
     log_level: str = "INFO"
 
-    @field_validator("allow_private_targets")
+    @field_validator("allow_private_targets", "trusted_proxies")
     @classmethod
     def _networks_parse(cls, value: str) -> str:
         parse_networks(value)  # a typo fails at start-up, naming the entry
@@ -79,6 +93,12 @@ class Settings(BaseSettings):
     ) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
         return parse_networks(self.allow_private_targets)
 
+    @property
+    def trusted_proxy_networks(
+        self,
+    ) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+        return parse_networks(self.trusted_proxies)
+
 
 def parse_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
     """'10.0.0.0/8, fd00::/8' -> networks; a bare address is a /32 (/128)."""
@@ -87,7 +107,7 @@ def parse_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Net
         try:
             networks.append(ipaddress.ip_network(entry, strict=False))
         except ValueError as error:
-            raise ValueError(f"AUDITOR_ALLOW_PRIVATE_TARGETS: {entry!r}: {error}") from None
+            raise ValueError(f"not a network: {entry!r}: {error}") from None
     return tuple(networks)
 
 

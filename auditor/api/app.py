@@ -12,7 +12,7 @@ from starlette.routing import BaseRoute
 from auditor import __version__
 from auditor.api.auth_first import AuthFirstMiddleware
 from auditor.api.errors import ErrorOut, install_error_handlers
-from auditor.api.hygiene import NulGuardMiddleware
+from auditor.api.hygiene import NulGuardMiddleware, document_nul_refusal
 from auditor.api.limits import BodySizeLimitMiddleware
 from auditor.api.routes import alerts, labels, ops, projects, reads, snapshots
 from auditor.config import Settings, get_settings
@@ -62,7 +62,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(ops.router)
     for module in (projects, labels, reads, snapshots, alerts):
         app.include_router(module.router, responses=ERROR_RESPONSES)
+    _document_guards(app)
     return app
+
+
+def _document_guards(app: FastAPI) -> None:
+    generate = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            app.openapi_schema = document_nul_refusal(generate())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def api_routes(routes: list[BaseRoute]) -> list[APIRoute]:

@@ -115,6 +115,36 @@ def parse_json(body: bytes) -> Any:
     return value
 
 
+NO_NUL_PATTERN = "^[^\\x00]*$"
+_ERROR_SCHEMAS = ("Error", "HTTPValidationError", "ValidationError")
+
+
+def _no_nul(schema: Any) -> None:
+    if isinstance(schema, list):
+        for inner in schema:
+            _no_nul(inner)
+        return
+    if not isinstance(schema, dict):
+        return
+    if schema.get("type") == "string" and not {"pattern", "enum", "const", "format"} & set(schema):
+        schema["pattern"] = NO_NUL_PATTERN
+    for inner in schema.values():
+        _no_nul(inner)
+
+
+def document_nul_refusal(document: dict[str, Any]) -> dict[str, Any]:
+    """Say in the OpenAPI document what the guards enforce: a string parameter or body field
+    without a pattern of its own gets one that excludes U+0000 (the patterns of their own
+    exclude it already), so a client generating schema-valid data never sends a NUL."""
+    for methods in document.get("paths", {}).values():
+        for operation in methods.values():
+            _no_nul(operation.get("parameters", []))
+    for name, schema in document.get("components", {}).get("schemas", {}).items():
+        if not name.startswith(_ERROR_SCHEMAS):
+            _no_nul(schema)
+    return document
+
+
 class _CheckedJsonRequest(Request):
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
