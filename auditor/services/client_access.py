@@ -37,7 +37,7 @@ def _address(text: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address 
     return address
 
 
-def _forwarded_client(headers: Mapping[str, str]) -> str | None:
+def forwarded_client(headers: Mapping[str, str]) -> str | None:
     """The client the nearest proxy names (the last hop it appended)."""
     if "forwarded" in headers:
         found = _FORWARDED_FOR.findall(headers["forwarded"])
@@ -60,13 +60,22 @@ def local_client(
                 f"the request was relayed (a forwarding header) by {peer_address}, which is not "
                 "in AUDITOR_TRUSTED_PROXIES"
             )
-        client = _address(_forwarded_client(headers))
+        client = _address(forwarded_client(headers))
         if client is None or not client.is_loopback:
             return f"the proxy {peer_address} relayed it for {client or 'an unknown client'}"
         return None
     if not peer_address.is_loopback:
         return f"the request came from {peer_address}"
     return None
+
+
+def client_address(peer: str | None, headers: Mapping[str, str], trusted: Sequence[Network]) -> str:
+    """Who to count a request against: the client a trusted proxy names, else the peer."""
+    peer_address = _address(peer)
+    relayed = any(name in headers for name in FORWARDING_HEADERS)
+    if peer_address is not None and relayed and any(peer_address in n for n in trusted):
+        return forwarded_client(headers) or str(peer_address)
+    return str(peer_address or peer or "unknown")
 
 
 def bearer_matches(header: str, token: str) -> bool:

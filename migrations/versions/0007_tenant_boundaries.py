@@ -1,5 +1,5 @@
 """Tenant boundaries: channels lose ``internal`` (private targets are the operator's decision,
-``AUDITOR_ALLOW_PRIVATE_TARGETS``, not a project's).
+``AUDITOR_ALLOW_PRIVATE_TARGETS``, not a project's); dashboard sessions are stored server-side.
 
 Revision ID: 0007
 Revises: 0004
@@ -21,9 +21,21 @@ def upgrade() -> None:
     # time unless the operator allows its network for the whole deployment.
     with op.batch_alter_table("alert_channels") as batch:
         batch.drop_column("internal")
+    op.create_table(
+        "dashboard_sessions",
+        sa.Column("id_hash", sa.String(length=64), nullable=False),
+        sa.Column("created_at", sa.BigInteger(), nullable=False),
+        sa.Column("expires_at", sa.BigInteger(), nullable=False),
+        sa.PrimaryKeyConstraint("id_hash", name=op.f("pk_dashboard_sessions")),
+    )
+    op.create_index(
+        "ix_dashboard_sessions_expires_at", "dashboard_sessions", ["expires_at"], unique=False
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_dashboard_sessions_expires_at", table_name="dashboard_sessions")
+    op.drop_table("dashboard_sessions")
     with op.batch_alter_table("alert_channels") as batch:
         batch.add_column(
             sa.Column("internal", sa.Boolean(), server_default=sa.false(), nullable=False)
