@@ -114,3 +114,17 @@ def test_the_token_needs_the_bearer_scheme(world) -> None:
         assert ok.status_code == 200
     with _client(world, "127.0.0.1", metrics_token="scrape-secret") as client:
         assert client.get("/metrics").status_code == 401  # a token set: loopback needs it too
+
+
+@pytest.mark.e2e
+def test_through_a_real_server_a_same_host_proxy_header_is_not_believed(database_url) -> None:
+    import httpx
+
+    from tests.integration.api.conftest import serving
+
+    with serving(database_url) as (base, _process):
+        assert httpx.get(f"{base}/metrics").status_code == 200  # loopback, not relayed
+        for header in ({"X-Forwarded-For": "127.0.0.1"}, {"X-Real-IP": "127.0.0.1"}):
+            answer = httpx.get(f"{base}/metrics", headers=header)
+            assert answer.status_code == 403, answer.text
+            assert httpx.get(base + "/", headers=header).status_code == 403  # the dashboard
