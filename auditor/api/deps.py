@@ -22,6 +22,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from auditor.api.errors import ApiError
 from auditor.config import Settings
 from auditor.services.keys import Principal, Role, authenticate, record_use
+from auditor.services.public_ids import LIMIT, PublicIds, load_public_ids
 from auditor.storage.unit_of_work import UnitOfWork
 
 if TYPE_CHECKING:
@@ -49,6 +50,19 @@ def read_uow(request: Request) -> UnitOfWork:
 
 WriteUow = Annotated[UnitOfWork, Depends(write_uow)]
 ReadUow = Annotated[UnitOfWork, Depends(read_uow)]
+
+
+def public_ids(request: Request) -> PublicIds:
+    """The deployment's opaque-id permutation (``auditor.services.public_ids``), loaded once."""
+    found = getattr(request.app.state, "public_ids", None)
+    if found is None:
+        found = load_public_ids(UnitOfWork(request.app.state.engine))
+        request.app.state.public_ids = found
+    return found  # type: ignore[no-any-return]
+
+
+Ids = Annotated[PublicIds, Depends(public_ids)]
+OPAQUE_MAX = LIMIT - 1
 
 
 def bearer_value(header: str) -> str | None:

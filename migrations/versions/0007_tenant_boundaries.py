@@ -1,11 +1,14 @@
 """Tenant boundaries: channels lose ``internal`` (private targets are the operator's decision,
-``AUDITOR_ALLOW_PRIVATE_TARGETS``, not a project's); dashboard sessions are stored server-side.
+``AUDITOR_ALLOW_PRIVATE_TARGETS``, not a project's); dashboard sessions are stored server-side;
+the deployment's secret for opaque ids (``auditor.services.public_ids``).
 
 Revision ID: 0007
 Revises: 0004
 """
 
 from __future__ import annotations
+
+import secrets
 
 import sqlalchemy as sa
 from alembic import op
@@ -31,9 +34,17 @@ def upgrade() -> None:
     op.create_index(
         "ix_dashboard_sessions_expires_at", "dashboard_sessions", ["expires_at"], unique=False
     )
+    instance_secrets = op.create_table(
+        "instance_secrets",
+        sa.Column("name", sa.String(length=64), nullable=False),
+        sa.Column("value", sa.String(length=128), nullable=False),
+        sa.PrimaryKeyConstraint("name", name=op.f("pk_instance_secrets")),
+    )
+    op.bulk_insert(instance_secrets, [{"name": "public_ids", "value": secrets.token_hex(32)}])
 
 
 def downgrade() -> None:
+    op.drop_table("instance_secrets")
     op.drop_index("ix_dashboard_sessions_expires_at", table_name="dashboard_sessions")
     op.drop_table("dashboard_sessions")
     with op.batch_alter_table("alert_channels") as batch:

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Body, Path, Query, Request, Response, status
 
 from auditor.alerting import Rule
-from auditor.api.deps import Admin, Reader, ReadUow, Slug, WriteUow
+from auditor.api.deps import OPAQUE_MAX, Admin, Ids, Reader, ReadUow, Slug, WriteUow
 from auditor.api.errors import invalid_names_field
 from auditor.api.hygiene import CheckedJsonRoute
 from auditor.api.schemas_alerts import (
@@ -40,6 +40,7 @@ from auditor.api.schemas_alerts import (
 )
 from auditor.services import NotFound
 from auditor.services import alert_admin as service
+from auditor.services.public_ids import PublicIds
 
 router = APIRouter(prefix="/api/v1/projects", tags=["alerts"], route_class=CheckedJsonRoute)
 
@@ -47,7 +48,8 @@ RuleRef = Annotated[
     str, Path(min_length=1, max_length=200, description="a rule id ('<project>:<name>') or name")
 ]
 ChannelName = Annotated[str, Path(min_length=1, max_length=100)]
-SilenceId = Annotated[int, Path(ge=0, le=2**31 - 1)]
+INT32_MAX = 2**31 - 1
+SilenceId = Annotated[int, Path(ge=0, le=OPAQUE_MAX, description="an opaque silence id")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="newest first, at most this many")]
 
 # Which body field a service's Invalid message is about (first clue found wins).
@@ -278,24 +280,40 @@ def delete_channel(slug: Slug, channel: ChannelName, uow: WriteUow, _: Admin) ->
 
 
 @router.get("/{slug}/alerts/states", response_model=StateList)
-def alert_states(slug: Slug, uow: ReadUow, _: Reader) -> StateList:
+def alert_states(slug: Slug, uow: ReadUow, who: Reader, ids: Ids) -> StateList:
     """The current state of every (rule, subject): ok, pending, firing or insufficient_data,
     and the value it was last judged on."""
     views = service.alert_status(uow, slug)
-    return StateList(states=[StateOut(**vars(view)) for view in views])
+    return StateList(
+        states=[
+            StateOut(
+                **{
+                    **vars(view),
+                    "snapshot_id": ids.maybe("snapshot", who.project_id, view.snapshot_id),
+                }
+            )
+            for view in views
+        ]
+    )
 
 
 @router.get("/{slug}/alerts/history/evaluations", response_model=EvaluationList)
 def evaluation_history(
     slug: Slug,
     uow: ReadUow,
-    _: Reader,
+    who: Reader,
+    ids: Ids,
     rule: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     limit: Limit = 100,
 ) -> EvaluationList:
     """The evaluation log, newest first: one row per rule, subject and snapshot with the
     verdict, the value judged, the transition and the notices it wrote."""
     rows = service.evaluation_history(uow, slug, rule_id=rule, limit=limit)
+    project = who.project_id
+    for row in rows:
+        row["id"] = ids.encode("evaluation", project, row["id"])
+        row["snapshot_id"] = ids.encode("snapshot", project, row["snapshot_id"])
+        row["silence_id"] = ids.maybe("silence", project, row["silence_id"])
     return EvaluationList(
         evaluations=[EvaluationOut(**row, subject=row["subject_key"]) for row in rows]
     )
@@ -305,12 +323,15 @@ def evaluation_history(
 def notification_history(
     slug: Slug,
     uow: ReadUow,
-    _: Reader,
+    who: Reader,
+    ids: Ids,
     status_: Annotated[Literal["pending", "sent", "dead"] | None, Query(alias="status")] = None,
     limit: Limit = 100,
 ) -> NotificationList:
     """Notices in the outbox, newest first, with their delivery status and attempts."""
     rows = service.notification_history(uow, slug, status=status_, limit=limit)
+    for row in rows:
+        row["id"] = ids.encode("notification", who.project_id, row["id"])
     return NotificationList(
         notifications=[NotificationOut(**row, subject=row["subject_key"]) for row in rows]
     )
@@ -319,25 +340,28 @@ def notification_history(
 # --- silences -------------------------------------------------------------------------------
 
 
-def silence_out(view: service.SilenceView) -> SilenceOut:
-    return SilenceOut(**vars(view))
+def silence_out(view: service.SilenceView, ids: PublicIds, project_id: int) -> SilenceOut:
+    return SilenceOut(**{**vars(view), "id": ids.encode("silence", project_id, view.id)})
 
 
 @router.get("/{slug}/alerts/silences", response_model=SilenceList)
 def list_silences(
     slug: Slug,
     uow: ReadUow,
-    _: Reader,
+    who: Reader,
+    ids: Ids,
     include_ended: Annotated[bool, Query(description="also silences that have ended")] = False,
 ) -> SilenceList:
     views = service.list_silences(uow, slug, include_ended=include_ended)
-    return SilenceList(silences=[silence_out(view) for view in views])
+    return SilenceList(silences=[silence_out(view, ids, who.project_id) for view in views])
 
 
 @router.post(
     "/{slug}/alerts/silences", status_code=status.HTTP_201_CREATED, response_model=SilenceOut
 )
-def create_silence(slug: Slug, body: SilenceIn, uow: WriteUow, principal: Admin) -> SilenceOut:
+def create_silence(
+    slug: Slug, body: SilenceIn, uow: WriteUow, principal: Admin, ids: Ids
+) -> SilenceOut:
     """Mute the notices of a rule, a subject, or both, until ``ends_at`` (states keep moving).
     Muting the whole project needs a ``reason``. A rule of another project: 404 (admin)."""
     with invalid_names_field(SILENCE_CLUES):
@@ -349,9 +373,9 @@ def create_silence(slug: Slug, body: SilenceIn, uow: WriteUow, principal: Admin)
             rule_id=body.rule,
             subject=body.subject,
             reason=body.reason,
-            created_by=f"api key {principal.key_id}",
+            created_by=f"api key {ids.encode('key', principal.project_id, principal.key_id)}",
         )
-    return silence_out(view)
+    return silence_out(view, ids, principal.project_id)
 
 
 @router.post(
@@ -359,8 +383,14 @@ def create_silence(slug: Slug, body: SilenceIn, uow: WriteUow, principal: Admin)
     status_code=status.HTTP_204_NO_CONTENT,
     response_class=Response,
 )
-def end_silence(slug: Slug, silence_id: SilenceId, uow: WriteUow, _: Admin) -> Response:
+def end_silence(slug: Slug, silence_id: SilenceId, uow: WriteUow, who: Admin, ids: Ids) -> Response:
     """End an active silence now (it stays listed with include_ended); one that has not
     started is cancelled (admin)."""
-    service.end_silence(uow, slug, silence_id)
+    found = ids.decode("silence", who.project_id, silence_id)
+    try:
+        if found is None or found > INT32_MAX:  # silence ids are 32-bit: no such row
+            raise NotFound("")
+        service.end_silence(uow, slug, found)
+    except NotFound:
+        raise NotFound(f"project {slug!r} has no active silence {silence_id}") from None
     return Response(status_code=status.HTTP_204_NO_CONTENT)

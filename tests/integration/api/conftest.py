@@ -82,6 +82,18 @@ class World:
     def auth(self, project: str = "alpha", role: str = "admin") -> dict[str, str]:
         return {"Authorization": f"Bearer {self.keys[(project, role)]}"}
 
+    def opaque(self, kind: str, project: str, value: int) -> int:
+        """The id ``project``'s keys see for global id ``value`` (auditor.services.public_ids)."""
+        from auditor.services.public_ids import load_public_ids
+        from auditor.storage.db import make_engine
+
+        engine = make_engine(self.engine_url)
+        try:
+            project_id = find_project_id(UnitOfWork(engine), project)
+            return load_public_ids(UnitOfWork(engine)).encode(kind, project_id, value)
+        finally:
+            engine.dispose()
+
 
 def seed_alerts(engine, slug: str, prefix: str) -> int:
     """A log channel, a rule using it and a silence of that rule; returns the silence id."""

@@ -185,7 +185,11 @@ def test_another_projects_rule_and_silence_are_404(world) -> None:
     _error(history, 404)
     silence = {"ends_at": "2099-01-01T00:00:00Z", "rule": "beta:b-rule"}
     _error(client.post(f"{BASE}/alerts/silences", json=silence, headers=admin), 404)
-    _error(client.post(f"{BASE}/alerts/silences/{world.beta_silence_id}/end", headers=admin), 404)
+    for beta_silence in (
+        world.opaque("silence", "beta", world.beta_silence_id),
+        world.beta_silence_id,
+    ):  # as beta's keys see it, and the global id
+        _error(client.post(f"{BASE}/alerts/silences/{beta_silence}/end", headers=admin), 404)
     engine = make_engine(world.engine_url)
     try:
         beta = list_silences(UnitOfWork(engine, read_only=True), "beta")
@@ -197,7 +201,7 @@ def test_another_projects_rule_and_silence_are_404(world) -> None:
 def test_silences(world) -> None:
     client, admin = world.client, world.auth()
     listed = client.get(f"{BASE}/alerts/silences", headers=admin).json()["silences"]
-    assert [s["id"] for s in listed] == [world.alpha_silence_id]
+    assert [s["id"] for s in listed] == [world.opaque("silence", "alpha", world.alpha_silence_id)]
 
     ends = (datetime.now(UTC) + timedelta(hours=2)).replace(tzinfo=None).isoformat()
     body = {"ends_at": ends, "subject": "rater:a1", "rule": "a-rule", "reason": "retraining"}
