@@ -25,6 +25,7 @@ import hmac
 import secrets
 
 from auditor.storage import instance_secrets as repo
+from auditor.storage.instance_secrets import Session
 from auditor.storage.unit_of_work import UnitOfWork
 
 BITS = 48
@@ -65,6 +66,15 @@ class PublicIds:
 
     def maybe(self, kind: str, project_id: int, value: int | None) -> int | None:
         return None if value is None else self.encode(kind, project_id, value)
+
+
+def public_ids_in(db: Session) -> PublicIds:
+    """The permutation, read in the caller's open transaction (made there if missing)."""
+    found = repo.get_secret(db, SECRET_NAME)
+    if found is None:
+        found = secrets.token_hex(32)
+        repo.add_secret(db, SECRET_NAME, found)
+    return PublicIds(bytes.fromhex(found))
 
 
 def load_public_ids(uow: UnitOfWork) -> PublicIds:

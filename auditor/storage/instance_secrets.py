@@ -10,6 +10,8 @@ from __future__ import annotations
 from sqlalchemy import String, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+__all__ = ["InstanceSecret", "Session", "add_secret", "get_secret"]
+
 from auditor.storage.db import Base
 
 

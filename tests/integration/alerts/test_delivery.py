@@ -294,3 +294,17 @@ def test_sender_process_sigkilled_after_sending_is_resent_by_a_fresh_sender(
     assert [d.status for d in report.deliveries] == ["sent"]
     assert [r.headers[HEADER_EVENT_ID] for r in receiver.received] == [event_id, event_id]
     assert receiver.received[0].body == receiver.received[1].body
+
+
+def test_the_receiver_gets_the_opaque_snapshot_id_the_projects_keys_see(uow, project, receiver):
+    from auditor.services.alert_admin import evaluation_history
+    from auditor.services.public_ids import load_public_ids
+
+    _webhook(uow, receiver.url)
+    _fire(uow, project, "hook")
+    deliver_due(uow, datetime.now(UTC))
+    (delivered,) = receiver.received
+    shown = json.loads(delivered.body)["snapshot_id"]
+    (firing,) = [e for e in evaluation_history(uow, "p") if e["event_ids"]]
+    assert shown == load_public_ids(uow).encode("snapshot", project, firing["snapshot_id"])
+    assert shown != firing["snapshot_id"]
