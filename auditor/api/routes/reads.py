@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
+from pydantic import AfterValidator
 
 from auditor.api.deps import OPAQUE_MAX, Ids, Reader, ReadUow, Slug
 from auditor.api.schemas import (
@@ -16,13 +17,16 @@ from auditor.api.schemas import (
     SessionList,
     SessionOut,
 )
+from auditor.ingestion.text import nfc
 from auditor.services import api_queries as service
 
 router = APIRouter(prefix="/api/v1/projects", tags=["raters, items, sessions"])
 
 Limit = Annotated[int, Query(ge=1, le=1000, description="entries per page")]
 After = Annotated[str | None, Query(max_length=200, description="the last id of the previous page")]
-ExternalId = Annotated[str, Path(min_length=1, max_length=200)]
+# Ids are stored NFC-normalised (auditor.ingestion.text): a lookup is normalised the same way,
+# so "José" typed with a combining accent finds the stored rater.
+ExternalId = Annotated[str, Path(min_length=1, max_length=200), AfterValidator(nfc)]
 
 
 @router.get("/{slug}/raters", response_model=RaterList)
@@ -82,7 +86,7 @@ def list_sessions(
     ids: Ids,
     limit: Limit = 100,
     after: Annotated[int | None, Query(ge=0, le=OPAQUE_MAX, description="id cursor")] = None,
-    rater: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    rater: Annotated[str | None, Query(min_length=1, max_length=200), AfterValidator(nfc)] = None,
 ) -> SessionList:
     """Sessions in storage order, optionally of one rater; ids are opaque (page with
     ``after`` = the previous page's ``next_after``)."""

@@ -64,3 +64,15 @@ def test_ids_are_nfc_normalised_so_two_spellings_are_one_rater(world) -> None:
     raters = world.client.get("/api/v1/projects/alpha/raters", headers=world.auth()).json()
     names = [r["rater"] for r in raters["raters"]]
     assert names.count(composed) == 1 and decomposed not in names, names
+
+
+def test_a_lookup_is_normalised_like_the_stored_id(world) -> None:
+    label = {"item": "n1", "rater": "Jos\u00e9", "label": "normal", "session": "s1"}
+    assert world.client.post(LABELS, json={"labels": [label]}, headers=world.auth()).is_success
+    decomposed = "/api/v1/projects/alpha/raters/Jose\u0301"
+    answer = world.client.get(decomposed, headers=world.auth())
+    assert answer.status_code == 200 and answer.json()["rater"] == "Jos\u00e9"
+    sessions = world.client.get(
+        "/api/v1/projects/alpha/sessions", params={"rater": "Jose\u0301"}, headers=world.auth()
+    )
+    assert [s["rater"] for s in sessions.json()["sessions"]] == ["Jos\u00e9"]
