@@ -162,3 +162,29 @@ def test_repeated_keys_are_400_and_keep_the_connection(database_url) -> None:
         silences = json.loads(connection.getresponse().read())["silences"]
         assert all(s["reason"] != "b" for s in silences)  # nothing was written
         connection.close()
+
+
+@pytest.mark.parametrize("backend", POSTGRES)
+def test_no_4xx_closes_the_connection(database_url) -> None:
+    keys, _ = seed(database_url)
+    env = {"AUDITOR_API_MAX_BODY_BYTES": "4096"}
+    with serving(database_url, **env) as (base, _process):
+        connection = http.client.HTTPConnection(urlsplit(base).netloc, timeout=30)
+        admin = {"Authorization": f"Bearer {keys[('alpha', 'admin')]}"}
+        json_type = {"Content-Type": "application/json"}
+        big = b'{"labels": [' + b" " * 8192 + b"]}"
+        cases = [
+            ("POST", "/api/v1/projects/alpha/labels", big, json_type, 401),  # before the body
+            ("POST", "/api/v1/projects/alpha/labels", big, {**admin, **json_type}, 413),
+            ("POST", "/api/v1/projects/alpha/labels", b"{oops", {**admin, **json_type}, 422),
+            ("GET", "/api/v1/projects/beta", None, admin, 404),
+            ("DELETE", "/api/v1/projects/alpha/labels", None, admin, 405),
+            ("GET", "/api/v1/projects/alpha", None, admin, 200),  # the same connection still
+        ]
+        for method, path, body, headers, status in cases:
+            connection.request(method, path, body=body, headers=headers)
+            response = connection.getresponse()
+            response.read()
+            assert response.status == status, (method, path, response.status)
+            assert not response.will_close, (method, path, status)
+        connection.close()
