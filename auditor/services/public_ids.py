@@ -3,7 +3,7 @@
 Snapshot, silence, session, evaluation, notification and label ids come from sequences
 shared by every project, so their values and gaps told a tenant how busy the others are.
 The API shows each as a keyed pseudo-random permutation of the global id instead: a 4-round
-Feistel network over 48 bits whose round function is HMAC-SHA256 under the deployment's
+Feistel network over 48 bits whose round function is keyed BLAKE2b under the deployment's
 secret (``instance_secrets``), tweaked with the kind of id and the project. So:
 
 - an opaque id says nothing about the sequence (consecutive rows get unrelated numbers);
@@ -21,7 +21,6 @@ that other work changes; the permutation touches the read side only.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 
 from auditor.storage import instance_secrets as repo
@@ -38,11 +37,14 @@ SECRET_NAME = "public_ids"
 
 class PublicIds:
     def __init__(self, key: bytes) -> None:
-        self._key = key
+        # Keyed BLAKE2b is a PRF (as HMAC is) and several times faster per call; a history
+        # answer encodes up to thousands of ids. BLAKE2b keys are at most 64 bytes.
+        self._key = hashlib.sha256(key).digest()
 
     def _f(self, tweak: bytes, round_: int, half: int) -> int:
         message = tweak + bytes([round_]) + half.to_bytes(3, "big")
-        return int.from_bytes(hmac.new(self._key, message, hashlib.sha256).digest()[:3], "big")
+        digest = hashlib.blake2b(message, digest_size=3, key=self._key).digest()
+        return int.from_bytes(digest, "big")
 
     def encode(self, kind: str, project_id: int, value: int) -> int:
         """The opaque id of global id ``value`` (of ``kind``) in project ``project_id``."""
