@@ -7,9 +7,10 @@ recomputes on an in-process timer. Setting AUDITOR_DATABASE_URL (PostgreSQL thro
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -44,7 +45,10 @@ class Settings(BaseSettings):
     )
     metrics_token: SecretStr | None = Field(
         default=None,
-        description="Bearer token for GET /metrics; unset, /metrics is open (bind it privately).",
+        description=(
+            "Bearer token for GET /metrics. Unset: /metrics answers only clients on this "
+            "machine (loopback, no forwarding header unless from a trusted proxy)."
+        ),
     )
     dashboard_token: SecretStr | None = Field(
         default=None,
@@ -52,6 +56,24 @@ class Settings(BaseSettings):
             "Operator token for the dashboard (Bearer or the /login cookie). Unset: the "
             "dashboard answers loopback clients only."
         ),
+    )
+    allow_private_targets: str = Field(
+        default="",
+        description=(
+            "CIDR list (comma or space separated) of private networks that webhook and SMTP "
+            "channels may reach, for the whole deployment. Empty: only public addresses."
+        ),
+    )
+    trusted_proxies: str = Field(
+        default="",
+        description=(
+            "CIDR list of reverse proxies whose forwarding headers (Forwarded, X-Forwarded-For, "
+            "X-Real-IP) are believed. Empty: a request carrying one is never local."
+        ),
+    )
+    cookie_secure: bool = Field(
+        default=False,
+        description="Mark the dashboard cookie Secure even when the request came over HTTP.",
     )
     broker_key_prefix: str | None = Field(
         default=None,
@@ -75,6 +97,35 @@ class Settings(BaseSettings):
         description="Cap on a project's rolling windows (at most 5; may be lowered).",
     )
     log_level: str = "INFO"
+
+    @field_validator("allow_private_targets", "trusted_proxies")
+    @classmethod
+    def _networks_parse(cls, value: str) -> str:
+        parse_networks(value)  # a typo fails at start-up, naming the entry
+        return value
+
+    @property
+    def private_target_networks(
+        self,
+    ) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+        return parse_networks(self.allow_private_targets)
+
+    @property
+    def trusted_proxy_networks(
+        self,
+    ) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+        return parse_networks(self.trusted_proxies)
+
+
+def parse_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """'10.0.0.0/8, fd00::/8' -> networks; a bare address is a /32 (/128)."""
+    networks = []
+    for entry in text.replace(",", " ").split():
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError as error:
+            raise ValueError(f"not a network: {entry!r}: {error}") from None
+    return tuple(networks)
 
 
 @lru_cache(maxsize=1)

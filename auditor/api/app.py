@@ -11,7 +11,9 @@ from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
 from auditor import __version__
+from auditor.api.auth_first import AuthFirstMiddleware
 from auditor.api.errors import ErrorOut, install_error_handlers
+from auditor.api.hygiene import NulGuardMiddleware, document_nul_refusal
 from auditor.api.limits import BodySizeLimitMiddleware
 from auditor.api.routes import alerts, labels, ops, projects, reads, snapshots
 from auditor.config import Settings, get_settings
@@ -20,7 +22,7 @@ from auditor.storage.db import make_engine
 ERROR_RESPONSES: dict[int | str, dict] = {
     status: {"model": ErrorOut, "description": description}
     for status, description in (
-        (400, "the body is not JSON"),
+        (400, "the body is not JSON, or a JSON object repeats a key"),
         (401, "no key, or an unknown or revoked one"),
         (403, "the key's role may not do this"),
         (404, "no such project for this key, or no such id in it"),
@@ -56,10 +58,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.started_at = datetime.now(UTC)  # /healthz: the grace before a first beat
     install_error_handlers(app)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.api_max_body_bytes)
+    # Added last, so outermost: the key is checked before anything reads or sizes the body.
+    app.add_middleware(AuthFirstMiddleware)
+    # Outermost of all: a NUL in the path or query is refused before any lookup uses it.
+    app.add_middleware(NulGuardMiddleware)
     app.include_router(ops.router)
     for module in (projects, labels, reads, snapshots, alerts):
         app.include_router(module.router, responses=ERROR_RESPONSES)
+    _document_guards(app)
     return app
+
+
+def _document_guards(app: FastAPI) -> None:
+    generate = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            app.openapi_schema = document_nul_refusal(generate())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def api_routes(routes: list[BaseRoute]) -> list[APIRoute]:

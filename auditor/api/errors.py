@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Send
 
 from auditor.ingestion.errors import IngestRejected
 from auditor.services import Conflict, Invalid, NotFound, ServiceError
@@ -75,6 +77,15 @@ class ApiError(Exception):
         self.headers = headers
 
 
+class BodyRejected(StarletteHTTPException):
+    """A body refused while it is parsed (a repeated key, a NUL); an HTTPException so FastAPI's
+    body reader lets it through instead of turning it into a bare 400."""
+
+    def __init__(self, status: int, message: str, details: list[dict[str, Any]] | None = None):
+        super().__init__(status, message)
+        self.details = details or []
+
+
 def error_body(
     status: int, message: str, code: str | None = None, details: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
@@ -96,6 +107,23 @@ def error_response(
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
     return JSONResponse(error_body(status, message, code, details), status, headers=headers)
+
+
+async def send_error(
+    send: Send,
+    status: int,
+    message: str,
+    *,
+    code: str | None = None,
+    details: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Answer an ASGI request with the one error shape, from a middleware."""
+    body = json.dumps(error_body(status, message, code, details)).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw += [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
 
 
 @contextmanager
@@ -168,7 +196,8 @@ def install_error_handlers(app: FastAPI) -> None:
             # The router names the methods of the first route matching the path only; a path
             # served by several routes (GET and POST) must list them all.
             headers = {**(headers or {}), "Allow": ", ".join(_allowed(request))}
-        return error_response(exc.status_code, str(exc.detail), headers=headers)
+        details = getattr(exc, "details", None)
+        return error_response(exc.status_code, str(exc.detail), details=details, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:

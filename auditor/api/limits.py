@@ -2,7 +2,8 @@
 
 A declared Content-Length over the cap is refused at once; a body without one (chunked) is
 counted as it streams and refused as soon as it passes the cap, so a client cannot make the
-server buffer an unbounded body either way.
+server buffer an unbounded body either way. The connection stays open: the server discards
+the rest of the body as it arrives (a 4xx never costs the client its keep-alive connection).
 """
 
 from __future__ import annotations
@@ -67,7 +68,6 @@ class BodySizeLimitMiddleware:
                 "headers": [
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
                 ],
             }
         )

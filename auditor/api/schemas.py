@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from auditor.domain import time_out_of_range
 from auditor.ingestion.batch import ID_MAX, TIMESTAMP_MAX
 from auditor.ingestion.schemas import PROJECT_NAME_MAX, SLUG_PATTERN
+from auditor.ingestion.text import FORBIDDEN_CLASS, forbidden_character, nfc
 from auditor.storage.api_models import IDEMPOTENCY_KEY_MAX
 
 # StrictInt: in lax mode a too-long digit string would fail the str branch and then be read
@@ -19,11 +20,32 @@ Id = Annotated[str, Field(min_length=1, max_length=ID_MAX)] | StrictInt
 OptionalId = Annotated[str, Field(max_length=ID_MAX)] | StrictInt | None
 RoleName = Literal["ingest", "read", "admin"]
 SCOPE_PATTERN = r"^(cumulative|[1-9][0-9]{0,3}d)$"
-SUBJECT_PATTERN = r"^(project|(rater|model|pair):.+)$"
-# Stored as given: no surrounding white space, no control characters.
-_CONTROL = "\\x00-\\x1f\\x7f-\\x9f"
+SUBJECT_PATTERN = r"^(project|(rater|model|pair):[^\x00\n]+)$"  # no NUL (api.hygiene)
+# Stored as given: no surrounding white space, no control, bidi-control or zero-width
+# characters (auditor.ingestion.text). The check before the pattern names the code point.
+_CONTROL = FORBIDDEN_CLASS
 CATEGORY_PATTERN = rf"^[^\s{_CONTROL}](?:[^{_CONTROL}]*[^\s{_CONTROL}])?$"
-CategoryName = Annotated[str, Field(min_length=1, max_length=100, pattern=CATEGORY_PATTERN)]
+
+
+def _no_forbidden(value: object) -> object:
+    if isinstance(value, str):
+        problem = forbidden_character(value)
+        if problem is not None:
+            raise ValueError(f"contains {problem}, which is not allowed")
+        return nfc(value)
+    return value
+
+
+CategoryName = Annotated[
+    str,
+    Field(min_length=1, max_length=100, pattern=CATEGORY_PATTERN),
+    BeforeValidator(_no_forbidden),
+]
+ProjectName = Annotated[
+    str,
+    Field(min_length=1, max_length=PROJECT_NAME_MAX, pattern=rf"^[^{_CONTROL}]*$"),
+    BeforeValidator(_no_forbidden),
+]
 
 
 def _iso_only(value: object) -> object:
@@ -79,7 +101,7 @@ class ProjectCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     slug: Annotated[str, Field(pattern=SLUG_PATTERN)]
-    name: Annotated[str, Field(min_length=1, max_length=PROJECT_NAME_MAX)] | None = None
+    name: ProjectName | None = None
     categories: Annotated[
         list[CategoryName],
         Field(min_length=2, max_length=1000, json_schema_extra={"uniqueItems": True}),

@@ -37,8 +37,9 @@ from auditor.domain import (
 # The services' name rule (auditor.alerting.rules._NAME); metrics are stored in 64 characters.
 NAME_PATTERN = r"^[a-z][a-z0-9_.:-]{0,99}$"
 METRIC_PATTERN = r"^[a-z][a-z0-9_.:-]{0,63}$"
-RULE_SUBJECT_PATTERN = r"^(project|every_rater|(rater|model):.{1,200})$"
-SILENCE_SUBJECT_PATTERN = r"^(project|(rater|model):.{1,200})$"
+# [^\x00\n], not ".": a NUL is refused before validation, so the schema must not allow it.
+RULE_SUBJECT_PATTERN = r"^(project|every_rater|(rater|model):[^\x00\n]{1,200})$"
+SILENCE_SUBJECT_PATTERN = r"^(project|(rater|model):[^\x00\n]{1,200})$"
 MAX_SECONDS = 10 * 366 * 86400  # ten years: longer is a typo, not a policy
 
 
@@ -162,12 +163,11 @@ class WebhookChannelIn(_ChannelFields):
         Field(
             min_length=1,
             max_length=2000,
-            pattern=r"^https?://",
+            pattern=r"^https?://[^\x00]*$",
             description="http(s); refused when its host resolves to a private, loopback or "
-            "link-local address, unless internal",
+            "link-local address outside the operator's AUDITOR_ALLOW_PRIVATE_TARGETS",
         ),
     ]
-    internal: StrictBool = False
 
 
 class EmailChannelIn(_ChannelFields):
@@ -198,7 +198,6 @@ class ChannelOut(BaseModel):
     name: str
     kind: str
     url: str | None
-    internal: bool
     email_host: str | None
     email_port: int | None
     email_from: str | None

@@ -344,9 +344,6 @@ def register(app: typer.Typer) -> None:
         kind: str = typer.Option(..., "--kind", help="webhook, email or log."),
         url: str | None = typer.Option(None, "--url", help="Webhook URL."),
         secret: str | None = typer.Option(None, "--secret", help="Default: generated."),
-        internal: bool = typer.Option(
-            False, "--internal", help="Allow private/loopback targets (a receiver inside)."
-        ),
         host: str | None = typer.Option(None, "--smtp-host"),
         port: int = typer.Option(25, "--smtp-port"),
         sender: str | None = typer.Option(None, "--from"),
@@ -362,7 +359,6 @@ def register(app: typer.Typer) -> None:
             kind=kind,
             url=url,
             secret=secret,
-            internal=internal,
             email_host=host,
             email_port=port if kind == "email" else None,
             email_from=sender,
@@ -390,7 +386,7 @@ def register(app: typer.Typer) -> None:
         for v in views:
             target = v.url or (f"{v.email_host}:{v.email_port} to {','.join(v.email_to)}")
             target = "" if v.kind == "log" else target
-            typer.echo(f"{v.name:<16} {v.kind:<8} {target}{'  [internal]' if v.internal else ''}")
+            typer.echo(f"{v.name:<16} {v.kind:<8} {target}")
 
     @channel.command("remove")
     def channel_remove(project: str, name: str) -> None:

@@ -8,8 +8,9 @@ stored kind differs, a client key already used) live in the ingest service.
 
 Rules (the README's import format):
 - item, rater, label: required; session, labeled_at, rater_kind, key: optional (empty = absent);
-- ids (item, rater, session, key) are text or integers, trimmed, at most 200 characters, no
-  control characters; a label must name one of the project's categories exactly;
+- ids (item, rater, session, key) are text or integers, trimmed, NFC-normalised, at most 200
+  characters, no control, bidi-control or zero-width characters (``text``); a label must
+  name one of the project's categories exactly;
 - labeled_at is ISO 8601 (``2024-05-01T10:00:00Z``, offsets allowed); a timestamp without a
   zone is read as UTC; absent means "when received";
 - rater_kind is ``human`` or ``model``; one rater keeps one kind;
@@ -28,6 +29,7 @@ import numpy as np
 
 from auditor.domain import EARLIEST_MICROS, LATEST_MICROS, RaterKind, time_out_of_range
 from auditor.ingestion.errors import IngestRejected, RowError, shown
+from auditor.ingestion.text import FORBIDDEN_CLASS, forbidden_character, nfc
 
 FIELDS = ("item", "rater", "label", "session", "labeled_at", "rater_kind", "key")
 REQUIRED_FIELDS = ("item", "rater", "label")
@@ -36,8 +38,9 @@ TIMESTAMP_MAX = 64
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MICROSECOND = timedelta(microseconds=1)
-# C0 and C1 controls, and lone surrogates: what a file that is not UTF-8 decodes to.
-_BAD_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# Controls, bidi controls, zero-width characters (``text``), and lone surrogates: what a file
+# that is not UTF-8 decodes to.
+_BAD_CHARACTER = re.compile(f"[{FORBIDDEN_CLASS}\\ud800-\\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 Normalised = tuple[object, str | None]  # (value, error message or None)
@@ -125,8 +128,8 @@ def _normalise_id(value: object, required: bool) -> Normalised:
     if bad is not None:
         if _SURROGATE.search(text):
             return None, "is not valid UTF-8 (files must be UTF-8 encoded)"
-        return None, f"contains the control character U+{ord(bad.group()):04X}"
-    return text, None
+        return None, f"contains {forbidden_character(text)}, which is not allowed"
+    return nfc(text), None
 
 
 def _required_id(value: object) -> Normalised:

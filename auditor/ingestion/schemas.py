@@ -7,7 +7,6 @@ where labels are judged.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Annotated
 
@@ -21,11 +20,11 @@ from auditor.domain import (
     RhoMode,
     RhoUnrated,
 )
+from auditor.ingestion.text import clean_name
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 CATEGORY_NAME_MAX = 100
 PROJECT_NAME_MAX = 200
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _DEFAULTS = ProjectSettings()
 
 Identifier = str | int
@@ -49,14 +48,13 @@ class LabelIn(BaseModel):
 
 
 def check_category_name(name: str) -> str:
-    """A category name as stored: trimmed, 1..100 characters, no control characters."""
-    text = name.strip()
+    """A category name as stored: trimmed, NFC-normalised, 1..100 characters, no control,
+    bidi-control or zero-width characters (``text``)."""
+    text = clean_name(name, f"category name {name.strip()!r}")
     if not text:
         raise ValueError("a category name is empty")
     if len(text) > CATEGORY_NAME_MAX:
         raise ValueError(f"category name {text[:20]!r}... is longer than {CATEGORY_NAME_MAX}")
-    if _CONTROL.search(text):
-        raise ValueError(f"category name {text!r} contains a control character")
     return text
 
 
@@ -87,6 +85,14 @@ class ProjectIn(BaseModel):
     bootstrap_resamples: int = _DEFAULTS.bootstrap_resamples
     windows_days: tuple[int, ...] = _DEFAULTS.windows_days
     recompute_interval_seconds: int = _DEFAULTS.recompute_interval_seconds
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        cleaned = clean_name(name, "project name")
+        if not cleaned:
+            raise ValueError("project name is empty")
+        return cleaned
 
     @field_validator("categories")
     @classmethod

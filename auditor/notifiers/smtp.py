@@ -2,12 +2,17 @@
 
 The Message-ID is derived from the event id, so a message delivered twice (at-least-once)
 is recognisably the same message to mail clients and to humans.
+
+The SMTP host is project input, so it is checked like a webhook target (:mod:`.targets`):
+resolved once at send time, every address checked, and the connection made to the checked
+address itself (the name is still what STARTTLS verifies the certificate against).
 """
 
 from __future__ import annotations
 
 import json
 import smtplib
+import socket
 import ssl
 from dataclasses import dataclass, field
 from email.message import EmailMessage
@@ -15,6 +20,27 @@ from email.message import EmailMessage
 from auditor.notifiers.payload import Notification
 from auditor.notifiers.results import SendResult
 from auditor.notifiers.signing import HEADER_EVENT_ID
+from auditor.notifiers.targets import (
+    IPAddress,
+    Network,
+    Resolver,
+    TargetRefused,
+    Unresolvable,
+    check_host,
+    resolve_host,
+)
+
+
+class _PinnedSMTP(smtplib.SMTP):
+    """An SMTP client that connects to one checked address, whatever the name resolves to
+    now; ``connect(name, port)`` still records the name for STARTTLS's certificate check."""
+
+    def __init__(self, address: IPAddress, timeout: float) -> None:
+        self._address = address
+        super().__init__(timeout=timeout)
+
+    def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:
+        return socket.create_connection((str(self._address), port), timeout)
 
 
 @dataclass(frozen=True)
@@ -28,6 +54,8 @@ class EmailChannel:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     timeout: float = 10.0
+    allowed: tuple[Network, ...] = ()  # the operator's AUDITOR_ALLOW_PRIVATE_TARGETS
+    resolver: Resolver = resolve_host
 
     def __post_init__(self) -> None:
         if not self.recipients:
@@ -58,7 +86,14 @@ class EmailChannel:
     def send(self, notification: Notification) -> SendResult:
         """Deliver one message; never raises."""
         try:
-            with smtplib.SMTP(self.host, self.port, timeout=self.timeout) as client:
+            addresses = check_host(self.host, self.port, self.allowed, self.resolver)
+        except Unresolvable as error:
+            return SendResult.retryable(str(error))
+        except TargetRefused as refused:
+            return SendResult.permanent(str(refused))
+        try:
+            with _PinnedSMTP(addresses[0], self.timeout) as client:
+                client.connect(self.host, self.port)
                 if self.starttls:
                     client.starttls(context=ssl.create_default_context())
                 if self.username is not None and self.password is not None:

@@ -1,14 +1,17 @@
-"""Webhook targets: which URLs may be called, checked when saved and again when sent.
+"""Notification targets: which webhook URLs and SMTP hosts may be reached, checked when a
+channel is saved and again when it sends.
 
-A webhook URL is user input that makes the service open connections, so it is a server-side
-request forgery vector: ``http://127.0.0.1:6379/`` talks to Redis, ``169.254.169.254`` is the
-cloud metadata service, ``10.0.0.1`` is the private network. A target is refused when *any*
-address its host resolves to is not publicly routable, unless the channel is marked internal.
+A webhook URL or an SMTP host is project input that makes the service open connections, so it
+is a server-side request forgery vector: ``http://127.0.0.1:6379/`` talks to Redis,
+``169.254.169.254`` is the cloud metadata service, ``10.0.0.1`` is the private network. A
+target is refused when *any* address its host resolves to is not publicly routable, unless
+the address lies in a network the operator allowed for the whole deployment
+(``AUDITOR_ALLOW_PRIVATE_TARGETS``): no project key can switch the check off.
 
 Checking the name is not enough: a name can resolve to a public address when saved and to
 loopback when sent (DNS rebinding), and numeric spellings (``2130706433``, ``127.1``,
 ``[::ffff:127.0.0.1]``) hide loopback. So the check runs on resolved addresses, and the
-sender connects to the very address it checked (see :mod:`.webhook`).
+sender connects to the very address it checked (see :mod:`.webhook` and :mod:`.smtp`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 import httpx
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Resolver = Callable[[str, int], Sequence[IPAddress]]
 
 _HOSTNAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.-]{0,251}[A-Za-z0-9])?\.?$")
@@ -29,8 +33,15 @@ _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 _COMPATIBLE = ipaddress.IPv6Network("::/96")  # deprecated IPv4-compatible ::a.b.c.d
 
 
+ALLOW_ENV = "AUDITOR_ALLOW_PRIVATE_TARGETS"
+
+
 class TargetRefused(ValueError):
-    """A webhook target that must not be called; the message names the URL and the reason."""
+    """A target that must not be called; the message names the URL or host and the reason."""
+
+
+class Unresolvable(TargetRefused):
+    """The target's name does not resolve now (DNS may answer later: a retry can help)."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +108,7 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | No
 
 
 def address_problem(address: IPAddress) -> str | None:
-    """Why ``address`` must not be called from a non-internal channel; None if it may be."""
+    """Why ``address`` must not be called (unless the operator allows it); None if it may be."""
     if isinstance(address, ipaddress.IPv6Address):
         embedded = _embedded_ipv4(address)
         if embedded is not None:
@@ -125,38 +136,73 @@ def address_problem(address: IPAddress) -> str | None:
     return None
 
 
-def _internal_problem(address: IPAddress) -> str | None:
-    # Even an internal channel cannot post to "any host" or to a multicast group.
-    if address.is_unspecified:
-        return f"unspecified address {address}"
-    if address.is_multicast:
-        return f"multicast address {address}"
-    return None
+def _allowed(address: IPAddress, allowed: Sequence[Network]) -> bool:
+    return any(address in network for network in allowed)
 
 
-def check_addresses(url: str, addresses: Sequence[IPAddress], internal: bool) -> None:
-    """Refuse the target if any of its resolved ``addresses`` is not allowed."""
+def check_addresses(what: str, addresses: Sequence[IPAddress], allowed: Sequence[Network]) -> None:
+    """Refuse the target ``what`` (e.g. "webhook url '...'") if any of its resolved
+    ``addresses`` is not public and not inside one of the operator's ``allowed`` networks."""
     if not addresses:
-        raise TargetRefused(f"webhook url {url!r}: the host resolves to no address")
-    judge = _internal_problem if internal else address_problem
+        raise TargetRefused(f"{what}: the host resolves to no address")
     for address in addresses:
-        problem = judge(address)
+        # Nothing may post to "any host" or to a multicast group, whatever the operator allows.
+        if address.is_unspecified or address.is_multicast:
+            kind = "unspecified" if address.is_unspecified else "multicast"
+            raise TargetRefused(f"{what} refused: {kind} address {address}")
+        if _allowed(address, allowed):
+            continue
+        problem = address_problem(address)
         if problem is not None:
-            hint = "" if internal else " (mark the channel internal to allow it)"
-            raise TargetRefused(f"webhook url {url!r} refused: {problem}{hint}")
+            hint = f" (only the operator can allow private networks, with {ALLOW_ENV})"
+            raise TargetRefused(f"{what} refused: {problem}{hint}")
 
 
-def validate_target(url: str, internal: bool, resolver: Resolver = resolve_host) -> Target:
-    """The save-time check: parse ``url``, resolve its host and check every address.
+def _resolve(what: str, host: str, port: int, resolver: Resolver) -> list[IPAddress]:
+    try:
+        return list(resolver(host, port))
+    except OSError as error:
+        raise Unresolvable(f"{what}: cannot resolve {host!r}: {error}") from None
+
+
+def validate_target(
+    url: str, allowed: Sequence[Network] = (), resolver: Resolver = resolve_host
+) -> Target:
+    """The save-time check of a webhook: parse ``url``, resolve its host, check every address.
 
     Raises ``TargetRefused`` (a ``ValueError``) naming the URL and the reason. Passing the
     check at save time proves nothing at send time; the sender checks again.
     """
     target = parse_target(url)
-    try:
-        addresses = resolver(target.host, target.port)
-    except OSError as error:
-        message = f"webhook url {url!r}: cannot resolve {target.host!r}: {error}"
-        raise TargetRefused(message) from None
-    check_addresses(url, addresses, internal)
+    what = f"webhook url {url!r}"
+    check_addresses(what, _resolve(what, target.host, target.port, resolver), allowed)
     return target
+
+
+def parse_host(host: str) -> str:
+    """Check the form of an SMTP host (a name or an IP literal); the name as DNS is asked."""
+    what = f"email host {host!r}"
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if ":" in bare:
+        try:
+            return str(ipaddress.IPv6Address(bare))
+        except ValueError:
+            raise TargetRefused(f"{what}: bad IPv6 address") from None
+    try:
+        encoded = bare.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise TargetRefused(f"{what} is not a valid host name") from None
+    if not _HOSTNAME.match(encoded):
+        raise TargetRefused(f"{what} is not a valid host name")
+    return encoded
+
+
+def check_host(
+    host: str, port: int, allowed: Sequence[Network] = (), resolver: Resolver = resolve_host
+) -> list[IPAddress]:
+    """Resolve an SMTP host and check every address; the checked addresses, to connect to."""
+    name = parse_host(host)
+    what = f"email host {host!r}"
+    addresses = _resolve(what, name, port, resolver)
+    check_addresses(what, addresses, allowed)
+    return addresses

@@ -26,6 +26,7 @@ from auditor.notifiers.signing import (
     sign,
 )
 from auditor.notifiers.targets import (
+    Network,
     Resolver,
     TargetRefused,
     check_addresses,
@@ -53,19 +54,20 @@ class WebhookTimeouts:
 class WebhookChannel:
     """A webhook destination.
 
-    ``internal`` allows private, loopback and link-local targets (a receiver inside the
-    deployment); it is an explicit per-channel decision. ``resolver`` and ``clock`` are
-    injectable so tests can play DNS rebinding without touching real DNS.
+    ``allowed`` lists the private networks the operator allows for the whole deployment
+    (``AUDITOR_ALLOW_PRIVATE_TARGETS``); it is not a property of the channel, so no project
+    key can set it. ``resolver`` and ``clock`` are injectable so tests can play DNS
+    rebinding without touching real DNS.
     """
 
     name: str
     url: str
     secret: str = field(repr=False)
-    internal: bool = False
+    allowed: tuple[Network, ...] = ()
     timeouts: WebhookTimeouts = WebhookTimeouts()
     resolver: Resolver = resolve_host
     clock: Callable[[], float] = time.time
-    ca_file: str | None = None  # a private CA for an internal receiver; default: system CAs
+    ca_file: str | None = None  # a private CA for a receiver inside; default: system CAs
 
     def __post_init__(self) -> None:
         if len(self.secret.encode("utf-8")) < MIN_SECRET_BYTES:
@@ -88,7 +90,7 @@ class WebhookChannel:
             addresses = self.resolver(target.host, target.port)
         except OSError as error:
             return SendResult.retryable(f"cannot resolve {target.host!r}: {error}")
-        check_addresses(self.url, addresses, self.internal)
+        check_addresses(f"webhook url {self.url!r}", addresses, self.allowed)
         address = addresses[0]
 
         body = notification.to_json_bytes()

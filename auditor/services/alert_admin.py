@@ -25,9 +25,11 @@ from auditor.alerting import (
     SubjectSelector,
     default_rules,
 )
+from auditor.config import get_settings
 from auditor.domain import time_out_of_range
 from auditor.notifiers import EmailChannel, TargetRefused, validate_target
 from auditor.notifiers.signing import MIN_SECRET_BYTES
+from auditor.notifiers.targets import Network, check_host
 from auditor.services import Conflict, Invalid, NotFound
 from auditor.services.alerts import rule_from_row, rule_to_values
 from auditor.storage import alert_repository as repo
@@ -70,7 +72,6 @@ class ChannelView:
     name: str
     kind: str
     url: str | None
-    internal: bool
     email_host: str | None
     email_port: int | None
     email_from: str | None
@@ -84,7 +85,6 @@ def _channel_view(row: dict[str, Any]) -> ChannelView:
         row["name"],
         row["kind"],
         row["url"],
-        bool(row["internal"]),
         row["email_host"],
         row["email_port"],
         row["email_from"],
@@ -100,7 +100,6 @@ class ChannelSpec:
     kind: str
     url: str | None = None
     secret: str | None = field(default=None, repr=False)  # webhook: generated when None
-    internal: bool = False
     email_host: str | None = None
     email_port: int | None = None
     email_from: str | None = None
@@ -111,12 +110,20 @@ class ChannelSpec:
     timeout_seconds: float = 10.0
 
 
-def add_channel(uow: UnitOfWork, project: str, spec: ChannelSpec) -> tuple[ChannelView, str | None]:
+def add_channel(
+    uow: UnitOfWork,
+    project: str,
+    spec: ChannelSpec,
+    allowed: Sequence[Network] | None = None,
+) -> tuple[ChannelView, str | None]:
     """Create a channel; returns its view and, for a webhook, the signing secret (shown once).
 
-    Webhook targets are checked here (and again at every send): a private, loopback or
-    link-local address is refused unless ``internal`` is set.
+    Webhook URLs and SMTP hosts are checked here (and again at every send): a private,
+    loopback or link-local address is refused unless it lies in one of the ``allowed``
+    networks, by default the operator's ``AUDITOR_ALLOW_PRIVATE_TARGETS``.
     """
+    if allowed is None:
+        allowed = get_settings().private_target_networks
     if not _NAME.match(spec.name):
         raise Invalid(f"channel name {spec.name!r} must match {_NAME.pattern}")
     if spec.kind not in CHANNEL_KINDS:
@@ -124,12 +131,12 @@ def add_channel(uow: UnitOfWork, project: str, spec: ChannelSpec) -> tuple[Chann
     if not spec.timeout_seconds > 0:
         raise Invalid(f"channel timeout must be positive, got {spec.timeout_seconds}")
     secret = None
-    values: dict[str, Any] = {"name": spec.name, "kind": spec.kind, "internal": spec.internal}
+    values: dict[str, Any] = {"name": spec.name, "kind": spec.kind}
     if spec.kind == "webhook":
         if not spec.url:
             raise Invalid("a webhook channel needs --url")
         try:
-            validate_target(spec.url, spec.internal)
+            validate_target(spec.url, allowed)
         except TargetRefused as refused:
             raise Invalid(str(refused)) from None
         secret = spec.secret or secrets.token_urlsafe(32)
@@ -153,6 +160,10 @@ def add_channel(uow: UnitOfWork, project: str, spec: ChannelSpec) -> tuple[Chann
             raise Invalid(str(error)) from None
         if not spec.email_host or not spec.email_from:
             raise Invalid(f"email channel {spec.name!r} needs a host and a from address")
+        try:
+            check_host(spec.email_host, spec.email_port or 25, allowed)
+        except TargetRefused as refused:
+            raise Invalid(str(refused)) from None
         values.update(
             email_host=spec.email_host,
             email_port=spec.email_port,

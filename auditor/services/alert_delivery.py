@@ -40,6 +40,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from auditor.alerting import RetryPolicy, next_attempt_at
+from auditor.config import get_settings
 from auditor.notifiers import (
     Channel,
     EmailChannel,
@@ -63,14 +64,19 @@ ChannelFactory = Callable[[dict[str, Any]], Channel]
 
 
 def channel_from_row(row: dict[str, Any]) -> Channel:
-    """A sendable channel from its stored row (raises ValueError on a broken row)."""
+    """A sendable channel from its stored row (raises ValueError on a broken row).
+
+    Private targets are allowed only in the networks the operator lists in
+    ``AUDITOR_ALLOW_PRIVATE_TARGETS``, read from this process's settings.
+    """
     timeout = float(row["timeout_seconds"])
+    allowed = get_settings().private_target_networks
     if row["kind"] == "webhook":
         return WebhookChannel(
             row["name"],
             row["url"],
             row["secret"],
-            internal=bool(row["internal"]),
+            allowed=allowed,
             timeouts=WebhookTimeouts(
                 connect=min(5.0, timeout), read=timeout, write=timeout, pool=timeout
             ),
@@ -86,6 +92,7 @@ def channel_from_row(row: dict[str, Any]) -> Channel:
             username=row["username"],
             password=row["password"],
             timeout=timeout,
+            allowed=allowed,
         )
     if row["kind"] == "log":
         return LogChannel(row["name"])

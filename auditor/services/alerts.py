@@ -49,6 +49,7 @@ from auditor.alerting import (
 )
 from auditor.notifiers import Notification
 from auditor.services import audit
+from auditor.services.public_ids import public_ids_in
 from auditor.storage import alert_repository as repo
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -345,8 +346,10 @@ class _Evaluator:
         self.written["evaluations"] += 1
         created = datetime.now(UTC)
         rows = []
+        # The receiver is the project's: it gets the opaque snapshot id its keys see.
+        shown = public_ids_in(self.db).encode("snapshot", self.project_id, snapshot["id"])
         for event in transition.events:
-            body = notification_for(event, rule, observation, snapshot["id"]).to_json_bytes()
+            body = notification_for(event, rule, observation, shown).to_json_bytes()
             for channel_id in self.channel_ids.get(rule.id, []):
                 rows.append(
                     {

@@ -87,7 +87,6 @@ class AlertChannel(Base):
     url: Mapped[str | None] = mapped_column(Text)
     # Never logged, never returned by the API; shown once, when the channel is created.
     secret: Mapped[str | None] = mapped_column(String(200))
-    internal: Mapped[bool] = mapped_column(Boolean, server_default=false())
     email_host: Mapped[str | None] = mapped_column(String(255))
     email_port: Mapped[int | None] = mapped_column(Integer)
     email_from: Mapped[str | None] = mapped_column(String(320))

@@ -242,6 +242,7 @@ SNAPSHOT_SUMMARY = (
     "window_start",
     "window_end",
     "watermark",
+    "project_label_count",
     "n_labels",
     "n_items",
     "n_raters",

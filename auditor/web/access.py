@@ -2,76 +2,122 @@
 
 The dashboard is read-only but shows every project's reliability, so it is closed by default:
 
-- No operator token configured (``AUDITOR_DASHBOARD_TOKEN`` unset): only clients on loopback
-  (127.0.0.0/8, ::1) are served. That is the embedded case: ``auditor serve`` on a laptop,
-  opened in the browser of the same machine. Anyone else gets 403 with the reason.
+- No operator token configured (``AUDITOR_DASHBOARD_TOKEN`` unset): only clients on this
+  machine are served (``auditor serve`` on a laptop, opened in the browser of the same
+  machine). "On this machine" is the rule of ``auditor.services.client_access``: a loopback
+  peer and no forwarding header, unless the peer is a proxy listed in
+  ``AUDITOR_TRUSTED_PROXIES`` that names a loopback client. Anyone else gets 403 with the
+  reason.
 - Token configured: every client must present it, either as ``Authorization: Bearer <token>``
-  or through the session cookie set by ``/login`` (the cookie holds an HMAC of the token, not
-  the token). Loopback gets no exemption then, because behind a reverse proxy every request
+  or through a session opened at ``/login``: the cookie holds a random session id stored
+  server-side with an expiry (``auditor.services.dashboard_sessions``), deleted at
+  ``/logout``. Loopback gets no exemption then, because behind a reverse proxy every request
   comes from loopback.
 
-The per-project API keys are deliberately not accepted: a key is scoped to one project, while
-the dashboard lists them all.
+Sign-in attempts are limited per client (``LOGIN_ATTEMPTS`` a minute) and the token is
+compared in constant time. The per-project API keys are deliberately not accepted: a key is
+scoped to one project, while the dashboard lists them all.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import ipaddress
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
 
 from starlette.requests import Request
 
 from auditor.config import Settings
+from auditor.services.client_access import (
+    Network,
+    bearer_matches,
+    client_address,
+    local_client,
+)
+from auditor.services.dashboard_sessions import session_valid
+from auditor.storage.unit_of_work import UnitOfWork
 
 TOKEN_ENV = "AUDITOR_DASHBOARD_TOKEN"
 COOKIE = "auditor_dashboard"
+LOGIN_ATTEMPTS = 5
+LOGIN_WINDOW_SECONDS = 60.0
 
 
-def _is_loopback(host: str | None) -> bool:
-    if not host:
-        return False
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+class AttemptLimiter:
+    """At most ``limit`` attempts per client in any ``window`` seconds (one process's count;
+    several API processes each keep their own)."""
+
+    def __init__(
+        self,
+        limit: int = LOGIN_ATTEMPTS,
+        window: float = LOGIN_WINDOW_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit, self.window, self.clock = limit, window, clock
+        self._seen: dict[str, deque[float]] = {}
+
+    def allow(self, client: str) -> float | None:
+        """None if this attempt may go ahead (and counts it), else seconds until one may."""
+        now = self.clock()
+        if len(self._seen) > 10_000:  # many clients: forget the ones whose window is over
+            self._seen = {k: v for k, v in self._seen.items() if v and v[-1] > now - self.window}
+        seen = self._seen.setdefault(client, deque())
+        while seen and seen[0] <= now - self.window:
+            seen.popleft()
+        if len(seen) >= self.limit:
+            return seen[0] + self.window - now
+        seen.append(now)
+        return None
 
 
 class DashboardAccess:
-    def __init__(self, token: str | None) -> None:
+    def __init__(
+        self,
+        token: str | None,
+        trusted_proxies: Sequence[Network] = (),
+        cookie_secure: bool = False,
+        limiter: AttemptLimiter | None = None,
+    ) -> None:
         self.token = token or None
+        self.trusted_proxies = tuple(trusted_proxies)
+        self.cookie_secure = cookie_secure
+        self.limiter = limiter or AttemptLimiter()
 
     @classmethod
-    def from_environment(cls) -> DashboardAccess:
-        # A fresh Settings, not the cached one: the token is read when the app is built.
-        token = Settings().dashboard_token
-        return cls(token.get_secret_value() if token is not None else None)
-
-    def cookie_value(self) -> str:
-        if self.token is None:
-            raise RuntimeError("no dashboard token is configured, so there is no cookie")
-        return hmac.new(self.token.encode(), b"auditor-dashboard-v1", hashlib.sha256).hexdigest()
+    def from_settings(cls, settings: Settings, token: str | None = None) -> DashboardAccess:
+        """``token`` overrides the settings' ``AUDITOR_DASHBOARD_TOKEN``."""
+        if token is None and settings.dashboard_token is not None:
+            token = settings.dashboard_token.get_secret_value()
+        return cls(token, settings.trusted_proxy_networks, settings.cookie_secure)
 
     def token_matches(self, candidate: str) -> bool:
         return self.token is not None and hmac.compare_digest(
             candidate.encode(), self.token.encode()
         )
 
-    def check(self, request: Request) -> str | None:
+    def client_key(self, request: Request) -> str:
+        """The client sign-in attempts are counted against."""
+        peer = request.client.host if request.client else None
+        return client_address(peer, request.headers, self.trusted_proxies)
+
+    def secure_cookie(self, request: Request) -> bool:
+        return self.cookie_secure or request.url.scheme == "https"
+
+    def check(self, request: Request, uow: Callable[[], UnitOfWork]) -> str | None:
         """None when the request may read the dashboard, else the reason it may not."""
         if self.token is None:
-            host = request.client.host if request.client else None
-            if _is_loopback(host):
+            peer = request.client.host if request.client else None
+            reason = local_client(peer, request.headers, self.trusted_proxies)
+            if reason is None:
                 return None
             return (
-                f"the dashboard answers only loopback clients unless {TOKEN_ENV} is set "
-                f"(this request came from {host or 'an unknown address'})"
+                f"the dashboard answers only clients on this machine unless {TOKEN_ENV} is "
+                f"set ({reason})"
             )
-        header = request.headers.get("authorization", "")
-        scheme, _, credentials = header.partition(" ")
-        if scheme.lower() == "bearer" and self.token_matches(credentials.strip()):
+        if bearer_matches(request.headers.get("authorization", ""), self.token):
             return None
-        cookie = request.cookies.get(COOKIE, "")
-        if cookie and hmac.compare_digest(cookie, self.cookie_value()):
+        session = request.cookies.get(COOKIE, "")
+        if session and session_valid(uow(), session):
             return None
         return "sign in with the operator token"

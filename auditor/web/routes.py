@@ -13,10 +13,12 @@ from urllib.parse import parse_qs, quote
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 
-from auditor.config import get_settings
+from auditor.config import Settings, get_settings
 from auditor.services import NotFound
 from auditor.services.dashboard import project_detail, projects_overview, rater_detail
+from auditor.services.dashboard_sessions import SESSION_LIFETIME, close_session, open_session
 from auditor.services.recompute_health import failures as recompute_failures
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
@@ -31,9 +33,10 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
 
     The database is ``app.state.engine`` when the app has one, else an engine for
     ``app.state.settings.database_url`` (or the process settings). ``token`` overrides
-    ``AUDITOR_DASHBOARD_TOKEN`` (see ``auditor.web.access``).
+    ``AUDITOR_DASHBOARD_TOKEN`` ("" for none; see ``auditor.web.access``).
     """
-    access = DashboardAccess(token) if token is not None else DashboardAccess.from_environment()
+    settings = getattr(app.state, "settings", None) or Settings()  # read when the app is built
+    access = DashboardAccess.from_settings(settings, token)
     renderer = Renderer()
     state: dict[str, Any] = {}
 
@@ -49,8 +52,11 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
     def reader() -> UnitOfWork:
         return UnitOfWork(engine(), read_only=True)
 
+    def writer() -> UnitOfWork:
+        return UnitOfWork(engine())
+
     def guarded(request: Request) -> Response | None:
-        reason = access.check(request)
+        reason = access.check(request, reader)
         if reason is None:
             return None
         if access.token is not None:
@@ -103,20 +109,38 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
 
     @app.post("/login", include_in_schema=False)
     async def login(request: Request) -> Response:
+        wait = access.limiter.allow(access.client_key(request))
+        if wait is not None:
+            message = f"too many sign-in attempts; try again in {int(wait) + 1} s"
+            page = renderer.page("error.html", title="Too many attempts", message=message)
+            return HTMLResponse(page, 429, headers={"Retry-After": str(int(wait) + 1)})
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         candidate = (form.get("token") or [""])[0]
         target = _local((form.get("next") or ["/"])[0])
         if not access.token_matches(candidate):
             page = renderer.page("login.html", title="Sign in", next=target, failed=True)
             return HTMLResponse(page, 401)
+        session_id = await run_in_threadpool(open_session, writer())
         response = RedirectResponse(target, status_code=303)
-        response.set_cookie(COOKIE, access.cookie_value(), httponly=True, samesite="strict")
+        response.set_cookie(
+            COOKIE,
+            session_id,
+            max_age=int(SESSION_LIFETIME.total_seconds()),
+            httponly=True,
+            samesite="strict",
+            secure=access.secure_cookie(request),
+        )
         return response
 
     @app.get("/logout", include_in_schema=False)
-    def logout() -> Response:
+    def logout(request: Request) -> Response:
+        session_id = request.cookies.get(COOKIE)
+        if session_id:
+            close_session(writer(), session_id)  # a copy of the cookie dies with it
         response = RedirectResponse("/login", status_code=303)
-        response.delete_cookie(COOKIE)
+        response.delete_cookie(
+            COOKIE, httponly=True, samesite="strict", secure=access.secure_cookie(request)
+        )
         return response
 
 

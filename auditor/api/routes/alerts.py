@@ -10,11 +10,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Body, Path, Query, Response, status
+from fastapi import APIRouter, Body, Path, Query, Request, Response, status
 
 from auditor.alerting import Rule
-from auditor.api.deps import Admin, Reader, ReadUow, Slug, WriteUow
+from auditor.api.deps import OPAQUE_MAX, Admin, Ids, Reader, ReadUow, Slug, WriteUow
 from auditor.api.errors import invalid_names_field
+from auditor.api.hygiene import CheckedJsonRoute
 from auditor.api.schemas import IsoTime
 from auditor.api.schemas_alerts import (
     ChannelCreated,
@@ -41,14 +42,16 @@ from auditor.api.schemas_alerts import (
 from auditor.services import NotFound
 from auditor.services import alert_admin as service
 from auditor.services.alert_history import HistoryFilter, alert_history
+from auditor.services.public_ids import PublicIds
 
-router = APIRouter(prefix="/api/v1/projects", tags=["alerts"])
+router = APIRouter(prefix="/api/v1/projects", tags=["alerts"], route_class=CheckedJsonRoute)
 
 RuleRef = Annotated[
     str, Path(min_length=1, max_length=200, description="a rule id ('<project>:<name>') or name")
 ]
 ChannelName = Annotated[str, Path(min_length=1, max_length=100)]
-SilenceId = Annotated[int, Path(ge=0, le=2**31 - 1)]
+INT32_MAX = 2**31 - 1
+SilenceId = Annotated[int, Path(ge=0, le=OPAQUE_MAX, description="an opaque silence id")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="newest first, at most this many")]
 
 # Which body field a service's Invalid message is about (first clue found wins).
@@ -70,6 +73,7 @@ RULE_CLUES = (
 )
 CHANNEL_CLUES = (
     ("webhook url", "url"),
+    ("email host", "email_host"),
     ("needs --url", "url"),
     ("webhook secret", "secret"),
     ("channel name", "name"),
@@ -211,7 +215,6 @@ def channel_out(view: service.ChannelView) -> ChannelOut:
         name=view.name,
         kind=view.kind,
         url=view.url,
-        internal=view.internal,
         email_host=view.email_host,
         email_port=view.email_port,
         email_from=view.email_from,
@@ -231,18 +234,18 @@ def list_channels(slug: Slug, uow: ReadUow, _: Reader) -> ChannelList:
     "/{slug}/alerts/channels", status_code=status.HTTP_201_CREATED, response_model=ChannelCreated
 )
 def create_channel(
-    slug: Slug, body: Annotated[ChannelIn, Body()], uow: WriteUow, _: Admin
+    request: Request, slug: Slug, body: Annotated[ChannelIn, Body()], uow: WriteUow, _: Admin
 ) -> ChannelCreated:
     """Add a channel (admin). A webhook gets a generated signing secret, returned in this
-    response only. A webhook ``url`` whose host resolves to a private, loopback or link-local
-    address is refused (422 naming ``url``) unless ``internal`` is true."""
+    response only. A webhook ``url`` or an ``email_host`` that resolves to a private, loopback
+    or link-local address is refused (422 naming the field) unless the operator allows that
+    network for the deployment (``AUDITOR_ALLOW_PRIVATE_TARGETS``)."""
     spec = service.ChannelSpec(name=body.name, kind=body.kind, timeout_seconds=body.timeout_seconds)
     if isinstance(body, WebhookChannelIn):
         spec = service.ChannelSpec(
             name=body.name,
             kind=body.kind,
             url=body.url,
-            internal=body.internal,
             timeout_seconds=body.timeout_seconds,
         )
     elif isinstance(body, EmailChannelIn):
@@ -259,7 +262,8 @@ def create_channel(
             timeout_seconds=body.timeout_seconds,
         )
     with invalid_names_field(CHANNEL_CLUES):
-        view, secret = service.add_channel(uow, slug, spec)
+        allowed = request.app.state.settings.private_target_networks
+        view, secret = service.add_channel(uow, slug, spec, allowed)
     return ChannelCreated(**channel_out(view).model_dump(), secret=secret)
 
 
@@ -278,18 +282,29 @@ def delete_channel(slug: Slug, channel: ChannelName, uow: WriteUow, _: Admin) ->
 
 
 @router.get("/{slug}/alerts/states", response_model=StateList)
-def alert_states(slug: Slug, uow: ReadUow, _: Reader) -> StateList:
+def alert_states(slug: Slug, uow: ReadUow, who: Reader, ids: Ids) -> StateList:
     """The current state of every (rule, subject): ok, pending, firing or insufficient_data,
     and the value it was last judged on."""
     views = service.alert_status(uow, slug)
-    return StateList(states=[StateOut(**vars(view)) for view in views])
+    return StateList(
+        states=[
+            StateOut(
+                **{
+                    **vars(view),
+                    "snapshot_id": ids.maybe("snapshot", who.project_id, view.snapshot_id),
+                }
+            )
+            for view in views
+        ]
+    )
 
 
 @router.get("/{slug}/alerts/history/evaluations", response_model=EvaluationList)
 def evaluation_history(
     slug: Slug,
     uow: ReadUow,
-    _: Reader,
+    who: Reader,
+    ids: Ids,
     rule: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     subject: Annotated[
         str | None,
@@ -314,6 +329,11 @@ def evaluation_history(
         since = since.replace(tzinfo=UTC)  # a time without a zone is UTC, as everywhere
     where = HistoryFilter(rule, subject, since, state, every, limit)
     rows = alert_history(uow, slug, where)
+    project = who.project_id
+    for row in rows:
+        row["id"] = ids.encode("evaluation", project, row["id"])
+        row["snapshot_id"] = ids.encode("snapshot", project, row["snapshot_id"])
+        row["silence_id"] = ids.maybe("silence", project, row["silence_id"])
     return EvaluationList(
         evaluations=[EvaluationOut(**row, subject=row["subject_key"]) for row in rows]
     )
@@ -323,12 +343,15 @@ def evaluation_history(
 def notification_history(
     slug: Slug,
     uow: ReadUow,
-    _: Reader,
+    who: Reader,
+    ids: Ids,
     status_: Annotated[Literal["pending", "sent", "dead"] | None, Query(alias="status")] = None,
     limit: Limit = 100,
 ) -> NotificationList:
     """Notices in the outbox, newest first, with their delivery status and attempts."""
     rows = service.notification_history(uow, slug, status=status_, limit=limit)
+    for row in rows:
+        row["id"] = ids.encode("notification", who.project_id, row["id"])
     return NotificationList(
         notifications=[NotificationOut(**row, subject=row["subject_key"]) for row in rows]
     )
@@ -337,25 +360,28 @@ def notification_history(
 # --- silences -------------------------------------------------------------------------------
 
 
-def silence_out(view: service.SilenceView) -> SilenceOut:
-    return SilenceOut(**vars(view))
+def silence_out(view: service.SilenceView, ids: PublicIds, project_id: int) -> SilenceOut:
+    return SilenceOut(**{**vars(view), "id": ids.encode("silence", project_id, view.id)})
 
 
 @router.get("/{slug}/alerts/silences", response_model=SilenceList)
 def list_silences(
     slug: Slug,
     uow: ReadUow,
-    _: Reader,
+    who: Reader,
+    ids: Ids,
     include_ended: Annotated[bool, Query(description="also silences that have ended")] = False,
 ) -> SilenceList:
     views = service.list_silences(uow, slug, include_ended=include_ended)
-    return SilenceList(silences=[silence_out(view) for view in views])
+    return SilenceList(silences=[silence_out(view, ids, who.project_id) for view in views])
 
 
 @router.post(
     "/{slug}/alerts/silences", status_code=status.HTTP_201_CREATED, response_model=SilenceOut
 )
-def create_silence(slug: Slug, body: SilenceIn, uow: WriteUow, principal: Admin) -> SilenceOut:
+def create_silence(
+    slug: Slug, body: SilenceIn, uow: WriteUow, principal: Admin, ids: Ids
+) -> SilenceOut:
     """Mute the notices of a rule, a subject, or both, until ``ends_at`` (states keep moving).
     Muting the whole project needs a ``reason``. A rule of another project: 404 (admin)."""
     with invalid_names_field(SILENCE_CLUES):
@@ -367,9 +393,9 @@ def create_silence(slug: Slug, body: SilenceIn, uow: WriteUow, principal: Admin)
             rule_id=body.rule,
             subject=body.subject,
             reason=body.reason,
-            created_by=f"api key {principal.key_id}",
+            created_by=f"api key {ids.encode('key', principal.project_id, principal.key_id)}",
         )
-    return silence_out(view)
+    return silence_out(view, ids, principal.project_id)
 
 
 @router.post(
@@ -377,8 +403,14 @@ def create_silence(slug: Slug, body: SilenceIn, uow: WriteUow, principal: Admin)
     status_code=status.HTTP_204_NO_CONTENT,
     response_class=Response,
 )
-def end_silence(slug: Slug, silence_id: SilenceId, uow: WriteUow, _: Admin) -> Response:
+def end_silence(slug: Slug, silence_id: SilenceId, uow: WriteUow, who: Admin, ids: Ids) -> Response:
     """End an active silence now (it stays listed with include_ended); one that has not
     started is cancelled (admin)."""
-    service.end_silence(uow, slug, silence_id)
+    found = ids.decode("silence", who.project_id, silence_id)
+    try:
+        if found is None or found > INT32_MAX:  # silence ids are 32-bit: no such row
+            raise NotFound("")
+        service.end_silence(uow, slug, found)
+    except NotFound:
+        raise NotFound(f"project {slug!r} has no active silence {silence_id}") from None
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -9,13 +9,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Request, Response
 
-from auditor.api.deps import Ingester, Slug, WriteUow
+from auditor.api.deps import Ids, Ingester, Slug, WriteUow
 from auditor.api.errors import ApiError
+from auditor.api.hygiene import CheckedJsonRoute
 from auditor.api.schemas import IDEMPOTENCY_KEY_PATTERN, IngestOut, LabelBatch, LabelBody
 from auditor.ingestion.batch import FIELDS, RawBatch
 from auditor.services.api_ingest import post_labels
+from auditor.services.public_ids import PublicIds
 
-router = APIRouter(prefix="/api/v1/projects", tags=["labels"])
+router = APIRouter(prefix="/api/v1/projects", tags=["labels"], route_class=CheckedJsonRoute)
 
 IdempotencyKey = Annotated[
     str | None,
@@ -65,6 +67,8 @@ def _post(
     labels: list[LabelBody],
     uow: WriteUow,
     key: str | None,
+    ids: PublicIds,
+    project_id: int,
 ) -> IngestOut:
     cap = request.app.state.settings.api_max_batch_labels
     if len(labels) > cap:
@@ -78,7 +82,9 @@ def _post(
     if result.replayed:
         response.headers["Idempotent-Replayed"] = "true"
     response.status_code = result.status
-    return IngestOut(**result.body)
+    # An opaque id: the global label sequence would tell other tenants' volume.
+    shown = ids.maybe("label", project_id, result.body.get("max_label_id"))
+    return IngestOut(**{**result.body, "max_label_id": shown})
 
 
 @router.post("/{slug}/labels", response_model=IngestOut)
@@ -88,12 +94,13 @@ def post_label_batch(
     slug: Slug,
     body: LabelBatch,
     uow: WriteUow,
-    _: Ingester,
+    who: Ingester,
+    ids: Ids,
     idempotency_key: IdempotencyKey = None,
 ) -> IngestOut:
     """Store a batch of labels, all or nothing (ingest, admin). A bad row is 422 naming the
     row (1-based) and field in ``details``; a repeated client ``key`` counts as a duplicate."""
-    return _post(request, response, slug, body.labels, uow, idempotency_key)
+    return _post(request, response, slug, body.labels, uow, idempotency_key, ids, who.project_id)
 
 
 @router.post("/{slug}/label", response_model=IngestOut)
@@ -103,8 +110,9 @@ def post_one_label(
     slug: Slug,
     body: LabelBody,
     uow: WriteUow,
-    _: Ingester,
+    who: Ingester,
+    ids: Ids,
     idempotency_key: IdempotencyKey = None,
 ) -> IngestOut:
     """Store one label (a batch of one)."""
-    return _post(request, response, slug, [body], uow, idempotency_key)
+    return _post(request, response, slug, [body], uow, idempotency_key, ids, who.project_id)

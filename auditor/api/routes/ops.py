@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import hmac
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
 from auditor import __version__
-from auditor.api.errors import ApiError
+from auditor.api.errors import ApiError, ErrorOut
+from auditor.services.client_access import bearer_matches, local_client
 from auditor.services.metrics import CONTENT_TYPE, exposition
 from auditor.services.recompute_health import (
     SchedulerHealth,
@@ -68,18 +68,35 @@ def healthz(request: Request, response: Response) -> dict[str, Any]:
 @router.get(
     "/metrics",
     response_class=Response,
-    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+    responses={
+        200: {"content": {"text/plain": {"schema": {"type": "string"}}}},
+        401: {"model": ErrorOut, "description": "a token is configured and was not given"},
+        403: {"model": ErrorOut, "description": "no token is configured; not this machine"},
+    },
 )
 def metrics(request: Request) -> Response:
-    """Prometheus text exposition, read from the database at scrape time. Open unless
-    ``AUDITOR_METRICS_TOKEN`` is set (then ``Authorization: Bearer <token>``)."""
-    token = request.app.state.settings.metrics_token
+    """Prometheus text exposition, read from the database at scrape time. With
+    ``AUDITOR_METRICS_TOKEN`` set it takes ``Authorization: Bearer <token>``; unset, it answers
+    only clients on this machine (loopback, and no forwarding header unless the peer is in
+    ``AUDITOR_TRUSTED_PROXIES``): it lists every project, rater and alert state."""
+    settings = request.app.state.settings
+    token = settings.metrics_token
     if token is not None:
-        # Read by hand, not as a declared security scheme: the route is open by default.
-        given = request.headers.get("authorization", "").removeprefix("Bearer ").encode()
-        if not hmac.compare_digest(given, token.get_secret_value().encode()):
+        # Read by hand, not as a declared security scheme: without a token it is not needed.
+        given = request.headers.get("authorization", "")
+        if not bearer_matches(given, token.get_secret_value()):
             raise ApiError(
-                401, "the metrics token is required", headers={"WWW-Authenticate": "Bearer"}
+                401,
+                "the metrics token is required: Authorization: Bearer <token>",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+    else:
+        peer = request.client.host if request.client else None
+        reason = local_client(peer, request.headers, settings.trusted_proxy_networks)
+        if reason is not None:
+            raise ApiError(
+                403,
+                f"/metrics answers only this machine unless AUDITOR_METRICS_TOKEN is set: {reason}",
             )
     engine = request.app.state.engine
     body = exposition(lambda: UnitOfWork(engine, read_only=True))

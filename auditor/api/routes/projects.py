@@ -6,8 +6,9 @@ import dataclasses
 
 from fastapi import APIRouter, Request, status
 
-from auditor.api.deps import Admin, Anyone, Operator, Reader, ReadUow, Slug, WriteUow
+from auditor.api.deps import Admin, Anyone, Ids, Operator, Reader, ReadUow, Slug, WriteUow
 from auditor.api.errors import ApiError
+from auditor.api.hygiene import CheckedJsonRoute
 from auditor.api.schemas import (
     CategoriesIn,
     CategoriesOut,
@@ -21,10 +22,11 @@ from auditor.api.schemas_alerts import SettingsPatch
 from auditor.config import Settings
 from auditor.domain import ProjectSettings
 from auditor.services import projects as service
+from auditor.services.audit import find_project_id
 from auditor.services.keys import create_key
 from auditor.services.project_settings import SettingCaps, update_project_settings
 
-router = APIRouter(prefix="/api/v1/projects", tags=["projects"])
+router = APIRouter(prefix="/api/v1/projects", tags=["projects"], route_class=CheckedJsonRoute)
 
 
 def settings_out(settings: ProjectSettings) -> SettingsOut:
@@ -47,13 +49,14 @@ def project_out(view: service.ProjectView) -> ProjectOut:
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=ProjectCreated)
-def create_project(body: ProjectCreate, uow: WriteUow, _: Operator) -> ProjectCreated:
+def create_project(body: ProjectCreate, uow: WriteUow, _: Operator, ids: Ids) -> ProjectCreated:
     """Create a project and its first admin key (operator token only; the key is shown once)."""
     fields = {"name": body.name} if body.name else {}
     view = service.create_project(uow, body.slug, body.categories, **fields)
     key, secret = create_key(uow, view.slug, "admin", "created with the project")
     out = project_out(view)
-    admin_key = KeyOut(id=key.id, role="admin", prefix=key.prefix, key=secret)
+    shown_id = ids.encode("key", find_project_id(uow, view.slug), key.id)  # no global count
+    admin_key = KeyOut(id=shown_id, role="admin", prefix=key.prefix, key=secret)
     return ProjectCreated(**out.model_dump(), admin_key=admin_key)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
+from pydantic import AfterValidator
 
-from auditor.api.deps import Reader, ReadUow, Slug
+from auditor.api.deps import OPAQUE_MAX, Ids, Reader, ReadUow, Slug
 from auditor.api.schemas import (
     ItemList,
     ItemOut,
@@ -16,13 +17,16 @@ from auditor.api.schemas import (
     SessionList,
     SessionOut,
 )
+from auditor.ingestion.text import nfc
 from auditor.services import api_queries as service
 
 router = APIRouter(prefix="/api/v1/projects", tags=["raters, items, sessions"])
 
 Limit = Annotated[int, Query(ge=1, le=1000, description="entries per page")]
 After = Annotated[str | None, Query(max_length=200, description="the last id of the previous page")]
-ExternalId = Annotated[str, Path(min_length=1, max_length=200)]
+# Ids are stored NFC-normalised (auditor.ingestion.text): a lookup is normalised the same way,
+# so "José" typed with a combining accent finds the stored rater.
+ExternalId = Annotated[str, Path(min_length=1, max_length=200), AfterValidator(nfc)]
 
 
 @router.get("/{slug}/raters", response_model=RaterList)
@@ -45,13 +49,19 @@ def rater_report(
     slug: Slug,
     rater: ExternalId,
     uow: ReadUow,
-    _: Reader,
+    who: Reader,
+    ids: Ids,
     points: Annotated[int, Query(ge=1, le=5000)] = 200,
 ) -> RaterReport:
     """Self-agreement, random-choice share, S against the group (models: S and kappa_VA), the
     rater's row of pairwise Cohen kappa, all from the latest cumulative snapshot, and the
     cumulative history of each (at most ``points`` per metric)."""
-    return RaterReport(**service.rater_report(uow, slug, rater, points))
+    report = service.rater_report(uow, slug, rater, points)
+    report["snapshot_id"] = ids.maybe("snapshot", who.project_id, report["snapshot_id"])
+    for points_of_metric in report["history"].values():
+        for point in points_of_metric:
+            point["snapshot_id"] = ids.encode("snapshot", who.project_id, point["snapshot_id"])
+    return RaterReport(**report)
 
 
 @router.get("/{slug}/items", response_model=ItemList)
@@ -72,12 +82,17 @@ def get_item(slug: Slug, item: ExternalId, uow: ReadUow, _: Reader) -> ItemOut:
 def list_sessions(
     slug: Slug,
     uow: ReadUow,
-    _: Reader,
+    who: Reader,
+    ids: Ids,
     limit: Limit = 100,
-    after: Annotated[int | None, Query(ge=0, le=2**62)] = None,
-    rater: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    after: Annotated[int | None, Query(ge=0, le=OPAQUE_MAX, description="id cursor")] = None,
+    rater: Annotated[str | None, Query(min_length=1, max_length=200), AfterValidator(nfc)] = None,
 ) -> SessionList:
-    """Sessions in id order, optionally of one rater."""
-    rows = service.list_sessions(uow, slug, rater, after, limit)
+    """Sessions in storage order, optionally of one rater; ids are opaque (page with
+    ``after`` = the previous page's ``next_after``)."""
+    cursor = None if after is None else ids.decode("session", who.project_id, after)
+    rows = service.list_sessions(uow, slug, rater, cursor, limit)
+    for row in rows:
+        row["id"] = ids.encode("session", who.project_id, row["id"])
     next_after = rows[-1]["id"] if len(rows) == limit else None
     return SessionList(sessions=[SessionOut(**row) for row in rows], next_after=next_after)

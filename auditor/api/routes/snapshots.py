@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 from pydantic import Field
 
-from auditor.api.deps import Reader, ReadUow, Slug
+from auditor.api.deps import OPAQUE_MAX, Ids, Reader, ReadUow, Slug
 from auditor.api.schemas import (
     SCOPE_PATTERN,
     SUBJECT_PATTERN,
@@ -18,7 +18,9 @@ from auditor.api.schemas import (
     SnapshotList,
     SnapshotSummary,
 )
+from auditor.services import NotFound
 from auditor.services import api_queries as service
+from auditor.services.public_ids import PublicIds
 from auditor.services.queries import snapshot_view
 
 router = APIRouter(prefix="/api/v1/projects", tags=["snapshots and history"])
@@ -34,50 +36,75 @@ def _utc(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=UTC)
 
 
+def shown(metadata: dict[str, Any], ids: PublicIds, project_id: int) -> dict[str, Any]:
+    """Snapshot metadata as a project key sees it: an opaque id, and the watermark as the
+    project's own label count (the global label id would tell other tenants' volume)."""
+    return {
+        **metadata,
+        "id": ids.encode("snapshot", project_id, metadata["id"]),
+        "watermark": metadata["project_label_count"],
+    }
+
+
 @router.get("/{slug}/snapshots", response_model=SnapshotList)
 def list_snapshots(
     slug: Slug,
     uow: ReadUow,
-    _: Reader,
+    who: Reader,
+    ids: Ids,
     scope: Annotated[str | None, Query(pattern=SCOPE_PATTERN)] = None,
-    before: Annotated[int | None, Query(ge=0, le=2**62, description="id cursor")] = None,
+    before: Annotated[int | None, Query(ge=0, le=OPAQUE_MAX, description="id cursor")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> SnapshotList:
-    """Snapshot summaries, newest first; page with ``before`` = the previous page's last id."""
-    rows = service.list_snapshots(uow, slug, scope, before, limit)
-    next_before = rows[-1]["id"] if len(rows) == limit else None
-    return SnapshotList(snapshots=[SnapshotSummary(**r) for r in rows], next_before=next_before)
+    """Snapshot summaries, newest first; page with ``before`` = the previous page's
+    ``next_before``. Ids are opaque (``docs/api.md``)."""
+    cursor = None if before is None else ids.decode("snapshot", who.project_id, before)
+    rows = service.list_snapshots(uow, slug, scope, cursor, limit)
+    shown_rows = [shown(r, ids, who.project_id) for r in rows]
+    next_before = shown_rows[-1]["id"] if len(rows) == limit else None
+    return SnapshotList(
+        snapshots=[SnapshotSummary(**r) for r in shown_rows], next_before=next_before
+    )
 
 
 @router.get("/{slug}/snapshots/latest", response_model=dict[str, Any])
 def latest_snapshot(
     slug: Slug,
     uow: ReadUow,
-    _: Reader,
+    who: Reader,
+    ids: Ids,
     scope: ScopeName = "cumulative",
     at: Annotated[IsoTime | None, Query(description="in force at this time")] = None,
 ) -> dict[str, Any]:
     """The latest snapshot of ``scope`` (or the one in force at ``at``): the
     ``auditor stats --json`` shape plus a ``snapshot`` object of metadata."""
-    return snapshot_view(uow, slug, scope=scope, at=_utc(at))
+    view = snapshot_view(uow, slug, scope=scope, at=_utc(at))
+    return {**view, "snapshot": shown(view["snapshot"], ids, who.project_id)}
 
 
 @router.get("/{slug}/snapshots/{snapshot_id}", response_model=dict[str, Any])
 def get_snapshot(
     slug: Slug,
-    snapshot_id: Annotated[int, Path(ge=0, le=2**62)],
+    snapshot_id: Annotated[int, Path(ge=0, le=OPAQUE_MAX)],
     uow: ReadUow,
-    _: Reader,
+    who: Reader,
+    ids: Ids,
 ) -> dict[str, Any]:
     """One snapshot in full (same shape as ``latest``)."""
-    return service.get_snapshot(uow, slug, snapshot_id)
+    found = ids.decode("snapshot", who.project_id, snapshot_id)
+    try:
+        view = service.get_snapshot(uow, slug, found)  # type: ignore[arg-type]
+    except NotFound:
+        raise NotFound(f"project {slug!r} has no snapshot {snapshot_id}") from None
+    return {**view, "snapshot": shown(view["snapshot"], ids, who.project_id)}
 
 
 @router.get("/{slug}/history", response_model=HistoryOut)
 def history(
     slug: Slug,
     uow: ReadUow,
-    _: Reader,
+    who: Reader,
+    ids: Ids,
     metric: Annotated[str, Query(min_length=1, max_length=64)],
     subject: Annotated[
         str,
@@ -110,5 +137,10 @@ def history(
         metric=metric,
         subject=subject,
         max_points=points,
-        points=[HistoryPointOut(**row) for row in rows],
+        points=[
+            HistoryPointOut(
+                **{**row, "snapshot_id": ids.encode("snapshot", who.project_id, row["snapshot_id"])}
+            )
+            for row in rows
+        ],
     )

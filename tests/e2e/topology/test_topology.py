@@ -124,6 +124,8 @@ def topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Topology]:
         AUDITOR_BROKER_URL=f"redis://127.0.0.1:6379/{REDIS_DB}",
         AUDITOR_BROKER_KEY_PREFIX=prefix,
         AUDITOR_SCAN_INTERVAL_SECONDS="1",
+        # The webhook receiver listens on loopback: the operator allows it for the deployment.
+        AUDITOR_ALLOW_PRIVATE_TARGETS="127.0.0.0/8",
         PYTHONUNBUFFERED="1",
     )
     topo = Topology(env, tmp)
@@ -165,7 +167,7 @@ def test_setup_with_the_cli_and_start_the_processes(topology: Topology) -> None:
     t.run("project", "create", SLUG, "--categories", "yes,no", "--recompute-interval", "2")
     t.key = t.run("keys", "create", SLUG, "--role", "admin").split()[-1]
     t.run("alerts", "channel", "add", SLUG, "hook", "--kind", "webhook",
-          "--url", t.webhook_url, "--internal")  # type: ignore[attr-defined]  # fmt: skip
+          "--url", t.webhook_url)  # type: ignore[attr-defined]  # fmt: skip
     t.run("alerts", "add", SLUG, "--metric", "kappa_s", "--below", "0.99", "--min-n", "1",
           "--name", "low", "--channel", "hook")  # fmt: skip
     port = _free_port()

@@ -80,7 +80,7 @@ def test_rules_channels_status_history(cli, uow, engine, project):
     assert count >= 2
 
 
-def test_defaults_silence_and_webhook_channel(cli, project):
+def test_defaults_silence_and_webhook_channel(cli, project, monkeypatch):
     assert "p:default:kappa_s" in cli("alerts", "defaults", "p").stdout
     assert "already present" in cli("alerts", "defaults", "p").stdout
     out = cli("alerts", "silence", "p", "--rule", "default:rho", "--for", "2h", "--reason", "x")
@@ -96,14 +96,18 @@ def test_defaults_silence_and_webhook_channel(cli, project):
         "--url", "http://169.254.169.254/", code=1,
     )  # fmt: skip
     assert "link-local" in refused.stderr
+    assert "AUDITOR_ALLOW_PRIVATE_TARGETS" in refused.stderr
+    # Private networks are the operator's setting, for the CLI as for the API.
+    monkeypatch.setenv("AUDITOR_ALLOW_PRIVATE_TARGETS", "127.0.0.0/8")
+    get_settings.cache_clear()
     made = cli(
         "alerts", "channel", "add", "p", "hook", "--kind", "webhook",
-        "--url", "http://127.0.0.1:9/hook", "--internal",
+        "--url", "http://127.0.0.1:9/hook",
     ).stdout  # fmt: skip
     assert "signing secret (shown once): " in made
     secret = made.split("shown once): ")[1].strip()
     channels = cli("alerts", "channel", "list", "p").stdout
-    assert "hook" in channels and "[internal]" in channels and secret not in channels
+    assert "hook" in channels and "127.0.0.1:9" in channels and secret not in channels
     cli("alerts", "status", "nope", code=1)
 
 

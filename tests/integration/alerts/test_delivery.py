@@ -15,6 +15,7 @@ from email import message_from_bytes, policy
 import pytest
 
 from auditor.alerting import RetryPolicy
+from auditor.config import get_settings
 from auditor.notifiers import HEADER_EVENT_ID, verify
 from auditor.services import Invalid
 from auditor.services.alert_admin import (
@@ -31,6 +32,16 @@ HOUR = timedelta(hours=1)
 SECRET = "s" * 32
 
 
+@pytest.fixture(autouse=True)
+def _operator_allows_loopback(monkeypatch):
+    """The receivers here listen on loopback: the operator allows it for the deployment."""
+    monkeypatch.setenv("AUDITOR_ALLOW_PRIVATE_TARGETS", "127.0.0.0/8")
+    get_settings.cache_clear()
+    yield
+    monkeypatch.delenv("AUDITOR_ALLOW_PRIVATE_TARGETS")
+    get_settings.cache_clear()
+
+
 def _fire(uow, project, channel: str) -> str:
     """Make rule 'kappa' fire once through ``channel``; the firing notice's event id."""
     kappa_rule(uow, channels=(channel,))
@@ -43,7 +54,7 @@ def _fire(uow, project, channel: str) -> str:
 
 
 def _webhook(uow, url: str) -> None:
-    spec = ChannelSpec(name="hook", kind="webhook", url=url, secret=SECRET, internal=True)
+    spec = ChannelSpec(name="hook", kind="webhook", url=url, secret=SECRET)
     add_channel(uow, "p", spec)
 
 
@@ -196,15 +207,16 @@ def test_two_senders_never_claim_the_same_row(uow, engine, project):
     ],
 )
 def test_channel_save_refuses_ssrf_targets(uow, project, url):
-    with pytest.raises(Invalid, match="refused"):
-        add_channel(uow, "p", ChannelSpec(name="bad", kind="webhook", url=url))
+    with pytest.raises(Invalid, match="refused"):  # the operator allows nothing private
+        add_channel(uow, "p", ChannelSpec(name="bad", kind="webhook", url=url), allowed=())
     assert list_channels(uow, "p") == []
 
 
-def test_internal_channel_may_target_loopback_and_secret_is_generated(uow, project):
-    spec = ChannelSpec(name="inside", kind="webhook", url="http://127.0.0.1:9/", internal=True)
-    view, secret = add_channel(uow, "p", spec)
-    assert view.internal and secret is not None and len(secret) >= 32
+def test_an_allowed_network_may_be_targeted_and_secret_is_generated(uow, project):
+    spec = ChannelSpec(name="inside", kind="webhook", url="http://127.0.0.1:9/")
+    view, secret = add_channel(uow, "p", spec)  # allowed by the operator's setting
+    assert view.url == "http://127.0.0.1:9/"
+    assert secret is not None and len(secret) >= 32
     assert "secret" not in repr(view)
 
 
@@ -282,3 +294,17 @@ def test_sender_process_sigkilled_after_sending_is_resent_by_a_fresh_sender(
     assert [d.status for d in report.deliveries] == ["sent"]
     assert [r.headers[HEADER_EVENT_ID] for r in receiver.received] == [event_id, event_id]
     assert receiver.received[0].body == receiver.received[1].body
+
+
+def test_the_receiver_gets_the_opaque_snapshot_id_the_projects_keys_see(uow, project, receiver):
+    from auditor.services.alert_admin import evaluation_history
+    from auditor.services.public_ids import load_public_ids
+
+    _webhook(uow, receiver.url)
+    _fire(uow, project, "hook")
+    deliver_due(uow, datetime.now(UTC))
+    (delivered,) = receiver.received
+    shown = json.loads(delivered.body)["snapshot_id"]
+    (firing,) = [e for e in evaluation_history(uow, "p") if e["event_ids"]]
+    assert shown == load_public_ids(uow).encode("snapshot", project, firing["snapshot_id"])
+    assert shown != firing["snapshot_id"]

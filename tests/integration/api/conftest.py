@@ -82,6 +82,18 @@ class World:
     def auth(self, project: str = "alpha", role: str = "admin") -> dict[str, str]:
         return {"Authorization": f"Bearer {self.keys[(project, role)]}"}
 
+    def opaque(self, kind: str, project: str, value: int) -> int:
+        """The id ``project``'s keys see for global id ``value`` (auditor.services.public_ids)."""
+        from auditor.services.public_ids import load_public_ids
+        from auditor.storage.db import make_engine
+
+        engine = make_engine(self.engine_url)
+        try:
+            project_id = find_project_id(UnitOfWork(engine), project)
+            return load_public_ids(UnitOfWork(engine)).encode(kind, project_id, value)
+        finally:
+            engine.dispose()
+
 
 def seed_alerts(engine, slug: str, prefix: str) -> int:
     """A log channel, a rule using it and a silence of that rule; returns the silence id."""
@@ -134,7 +146,8 @@ def make_settings(url: str, **overrides: object) -> Settings:
 def world(database_url: str) -> Iterator[World]:
     keys, snapshots = seed(database_url)
     app = create_app(make_settings(database_url))
-    with TestClient(app, raise_server_exceptions=False) as client:
+    # A loopback peer, as a client on this machine (the tokenless /metrics answers only those).
+    with TestClient(app, raise_server_exceptions=False, client=("127.0.0.1", 50000)) as client:
         yield World(
             client,
             database_url,

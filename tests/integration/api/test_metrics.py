@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from auditor.api import create_app
@@ -66,3 +67,69 @@ def test_metrics_token_when_configured(world) -> None:
         assert client.get("/metrics").status_code == 401
         ok = client.get("/metrics", headers={"Authorization": "Bearer scrape-secret"})
         assert ok.status_code == 200
+
+
+def _client(world, peer: str, **settings: object):
+    from fastapi.testclient import TestClient
+
+    app = create_app(make_settings(world.engine_url, **settings))
+    return TestClient(app, client=(peer, 40000))
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-Real-IP": "127.0.0.1"},  # a same-host proxy that says the client is local: unproven
+        {"X-Forwarded-For": "203.0.113.9"},
+        {"Forwarded": "for=203.0.113.9;proto=https"},
+        {"Forwarded": 'for="[::1]"'},
+    ],
+)
+def test_without_a_token_a_relayed_request_is_refused_even_from_loopback(world, headers) -> None:
+    with _client(world, "127.0.0.1") as client:
+        assert client.get("/metrics").status_code == 200  # loopback, not relayed
+        refused = client.get("/metrics", headers=headers)
+        assert refused.status_code == 403, refused.text
+        assert "AUDITOR_TRUSTED_PROXIES" in refused.json()["error"]["message"]
+        assert "auditor_metric_value" not in refused.text
+
+
+def test_without_a_token_remote_peers_are_refused(world) -> None:
+    for peer in ("10.0.0.5", "192.0.2.7", "::ffff:10.0.0.1", "testclient"):
+        with _client(world, peer) as client:
+            assert client.get("/metrics").status_code == 403, peer
+
+
+def test_a_trusted_proxy_may_relay_a_local_client_only(world) -> None:
+    with _client(world, "10.0.0.2", trusted_proxies="10.0.0.0/24") as client:
+        assert client.get("/metrics", headers={"X-Real-IP": "127.0.0.1"}).status_code == 200
+        both = {"X-Forwarded-For": "198.51.100.1, 127.0.0.1"}  # the proxy's own hop is last
+        assert client.get("/metrics", headers=both).status_code == 200
+        remote = client.get("/metrics", headers={"X-Forwarded-For": "198.51.100.1"})
+        assert remote.status_code == 403
+        assert client.get("/metrics").status_code == 403  # the proxy itself is not loopback
+
+
+def test_the_token_needs_the_bearer_scheme(world) -> None:
+    with _client(world, "10.0.0.5", metrics_token="scrape-secret") as client:
+        assert client.get("/metrics", headers={"Authorization": "scrape-secret"}).status_code == 401
+        basic = {"Authorization": "Basic scrape-secret"}
+        assert client.get("/metrics", headers=basic).status_code == 401
+        ok = client.get("/metrics", headers={"Authorization": "bearer scrape-secret"})
+        assert ok.status_code == 200
+    with _client(world, "127.0.0.1", metrics_token="scrape-secret") as client:
+        assert client.get("/metrics").status_code == 401  # a token set: loopback needs it too
+
+
+@pytest.mark.e2e
+def test_through_a_real_server_a_same_host_proxy_header_is_not_believed(database_url) -> None:
+    import httpx
+
+    from tests.integration.api.conftest import serving
+
+    with serving(database_url) as (base, _process):
+        assert httpx.get(f"{base}/metrics").status_code == 200  # loopback, not relayed
+        for header in ({"X-Forwarded-For": "127.0.0.1"}, {"X-Real-IP": "127.0.0.1"}):
+            answer = httpx.get(f"{base}/metrics", headers=header)
+            assert answer.status_code == 403, answer.text
+            assert httpx.get(base + "/", headers=header).status_code == 403  # the dashboard

@@ -50,10 +50,10 @@ def test_every_route_hides_another_projects_slug_and_ids(world) -> None:
     beta_ids = {
         "rater": "b-rater",
         "item": "b-item",
-        "snapshot_id": str(world.beta_snapshot_id),
+        "snapshot_id": str(world.opaque("snapshot", "beta", world.beta_snapshot_id)),
         "rule": "beta:b-rule",
         "channel": "b-log",
-        "silence_id": str(world.beta_silence_id),
+        "silence_id": str(world.opaque("silence", "beta", world.beta_silence_id)),
     }
     checked = []
     for method, path, takes_body in _routes(app):

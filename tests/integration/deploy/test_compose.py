@@ -21,8 +21,7 @@ BIN = Path(sys.executable).parent
 AUDITOR_SERVICES = ("migrate", "api", "worker", "beat")
 
 
-@pytest.fixture(scope="module")
-def config() -> dict:
+def _compose_config(**extra: str) -> subprocess.CompletedProcess:
     tool = shutil.which("docker-compose")
     if tool is None:
         message = "docker-compose is not installed (apt-get install docker-compose)"
@@ -30,12 +29,35 @@ def config() -> dict:
             pytest.fail(f"{message}; CI requires it", pytrace=False)
         pytest.skip(message)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AUDITOR_", "POSTGRES_"))}
-    result = subprocess.run(
+    return subprocess.run(
         [tool, "-f", str(COMPOSE), "config"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
+        cwd=REPO, env={**env, **extra}, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def config() -> dict:
+    result = _compose_config(AUDITOR_METRICS_TOKEN="scrape-token")
     assert result.returncode == 0, f"docker-compose config failed:\n{result.stderr}"
     return yaml.safe_load(result.stdout)
+
+
+def test_the_metrics_token_is_required_and_ports_are_on_loopback(config: dict) -> None:
+    missing = _compose_config()
+    assert missing.returncode != 0
+    assert "AUDITOR_METRICS_TOKEN" in missing.stdout + missing.stderr
+    assert config["services"]["api"]["environment"]["AUDITOR_METRICS_TOKEN"] == "scrape-token"
+    for name, service in config["services"].items():
+        for port in map(_port, service.get("ports", [])):
+            assert port["host_ip"] == "127.0.0.1", (name, port)
+
+
+def _port(entry: dict | str) -> dict:
+    """A published port in the long form, whichever form this docker-compose renders."""
+    if isinstance(entry, dict):
+        return entry
+    host_ip, published, target = entry.split("/")[0].rsplit(":", 2)
+    return {"host_ip": host_ip, "published": published, "target": int(target)}
 
 
 def test_services_and_volumes(config: dict) -> None:
@@ -71,7 +93,7 @@ def test_environment_configures_the_distributed_mode(config: dict) -> None:
         assert env["AUDITOR_BROKER_URL"].startswith("redis://redis:6379/"), name
         assert float(env["AUDITOR_SCAN_INTERVAL_SECONDS"]) > 0
     assert "AUDITOR_DASHBOARD_TOKEN" in config["services"]["api"]["environment"]
-    assert config["services"]["api"]["ports"][0]["target"] == 8000
+    assert _port(config["services"]["api"]["ports"][0])["target"] == 8000
 
 
 def _commands(config: dict) -> list[tuple[str, list[str]]]:

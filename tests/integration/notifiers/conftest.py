@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from auditor.notifiers import Notification
+from tests.listener import Listener, listening
 
 
 @dataclass
@@ -118,3 +119,10 @@ def make_notification(**changes: object) -> Notification:
     }
     fields.update(changes)
     return Notification(**fields)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def smtp_listener() -> Iterator[Listener]:
+    """A TCP listener on loopback standing in for an SMTP server; counts connections."""
+    with listening() as state:
+        yield state

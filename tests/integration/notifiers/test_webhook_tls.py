@@ -52,8 +52,9 @@ def tls_receiver(certificate):
 
 def channel(host: str, port: int, cert) -> WebhookChannel:
     return WebhookChannel(
-        name="hook", url=f"https://{host}:{port}/hook", secret=SECRET, internal=True,
-        resolver=lambda h, p: [LOOPBACK], ca_file=str(cert),
+        name="hook", url=f"https://{host}:{port}/hook", secret=SECRET,
+        allowed=(ipaddress.ip_network("127.0.0.0/8"),), resolver=lambda h, p: [LOOPBACK],
+        ca_file=str(cert),
     )  # fmt: skip
 
 

@@ -12,12 +12,16 @@ from fastapi.testclient import TestClient
 
 from auditor.charts import ChartPoint, ChartSeries, line_chart
 from auditor.config import Settings
+from auditor.storage.migrate import upgrade
 from auditor.web import install_dashboard
 
 
 def _app(tmp_path, token: str | None) -> FastAPI:
+    url = f"sqlite:///{tmp_path / 'dashboard.db'}"
+    if token:
+        upgrade(url)  # signing in stores a session
     app = FastAPI()
-    app.state.settings = Settings(database_url=f"sqlite:///{tmp_path / 'none.db'}")
+    app.state.settings = Settings(database_url=url)
     install_dashboard(app, token=token or "")
     return app
 
@@ -26,7 +30,7 @@ def test_without_token_only_loopback_is_served(tmp_path) -> None:
     client = TestClient(_app(tmp_path, None))  # peer "testclient" is not a loopback address
     response = client.get("/")
     assert response.status_code == 403
-    assert "only loopback clients" in response.text
+    assert "only clients on this machine" in response.text
 
 
 def test_with_token_bearer_or_login_cookie(tmp_path) -> None:
