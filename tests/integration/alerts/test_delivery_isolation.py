@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from auditor.config import get_settings
 from auditor.services.alert_admin import ChannelSpec, add_channel, notification_history
 from auditor.services.alert_delivery import deliver_due
 from tests.integration.alerts.support import T0, ingest, kappa_rule, labels, recompute
@@ -56,6 +57,16 @@ class Trickler:
                     return
 
 
+@pytest.fixture(autouse=True)
+def _operator_allows_loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The receivers listen on loopback: the operator allows it for the deployment."""
+    monkeypatch.setenv("AUDITOR_ALLOW_PRIVATE_TARGETS", "127.0.0.0/8")
+    get_settings.cache_clear()
+    yield
+    monkeypatch.delenv("AUDITOR_ALLOW_PRIVATE_TARGETS")
+    get_settings.cache_clear()
+
+
 @pytest.fixture
 def trickler() -> Iterator[Trickler]:
     running = Trickler()
@@ -69,7 +80,7 @@ def test_a_trickling_receiver_stalls_only_its_own_channel(uow, project, receiver
         ("slow", f"http://127.0.0.1:{trickler.port}/hook", SLOW_DEADLINE),
         ("fast", receiver.url, 10.0),
     ):
-        spec = ChannelSpec(name=name, kind="webhook", url=url, secret=SECRET, internal=True,
+        spec = ChannelSpec(name=name, kind="webhook", url=url, secret=SECRET,
                            timeout_seconds=timeout)  # fmt: skip
         add_channel(uow, "p", spec)
     kappa_rule(uow, channels=("slow", "fast"))
