@@ -258,6 +258,8 @@ class EvaluationOut(BaseModel):
 
 class EvaluationList(BaseModel):
     evaluations: list[EvaluationOut]
+    truncated: bool = False  # more rows match than ``limit``: narrow with since/state or raise it
+    more: int = 0  # how many matching rows were left out
 
 
 class NotificationOut(BaseModel):

@@ -4,8 +4,9 @@ heatmap and a timeline. Output is markup text; callers mark it safe when templat
 Design choices, and why:
 - Attributes carry the colours (no stylesheet needed), so the same SVG works inline in the
   dashboard, in a self-contained report file, and opened on its own.
-- Undefined values (None, with a reason) are drawn as hollow markers on the x axis and break
-  the line: a gap says "not measurable here", which a zero would hide.
+- Undefined values (None, with a reason) are drawn as hollow markers on the x axis at their
+  own times and break the line: a gap says "not measurable here", which a zero would hide
+  (a run of them is one capsule, ``auditor.charts.undefined``).
 - Intervals that leave the plotted range are clipped to it; the tooltip keeps the true ends.
 - The value range fits what is drawn (``auditor.charts.scale``); reference lines are labelled
   in the right margin, outside the plot, so no line or point can cover their labels; time
@@ -21,16 +22,19 @@ from datetime import datetime
 from html import escape
 
 from auditor.charts.scale import label_width, time_ticks, y_domain, y_ticks
+from auditor.charts.undefined import undefined_markers
 
 # Krippendorff's conventions: accept data at alpha >= 0.800, tentative conclusions >= 0.667.
 THRESHOLDS: tuple[tuple[float, str], ...] = ((0.667, "0.667 tentative"), (0.800, "0.800 reliable"))
 
 # The right margin holds the reference-line labels ("0.800 reliable"), clear of the data.
 _PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 48, 92, 12, 28
+# The first and last times sit this far in from the plot's ends: a marker there (an undefined
+# point on the axis) stays clear of the value labels left of the plot and of the margin.
+_INSET = 12
 _REFERENCE = "#b22222"
 _AXIS = "#888"
 _GRID = "#e5e5e5"
-_UNDEFINED = "#999"
 
 
 @dataclass(frozen=True)
@@ -80,18 +84,23 @@ def _tooltip(series: str, point: ChartPoint) -> str:
 class _Frame:
     """Maps times and values to pixels inside the padded plot area."""
 
-    def __init__(self, width: int, height: int, times: list[datetime], y: tuple) -> None:
+    def __init__(
+        self, width: int, height: int, times: list[datetime], y: tuple, inset: float = 0.0
+    ) -> None:
         self.width, self.height = width, height
         self.t0 = min(times).timestamp() if times else 0.0
         self.t1 = max(times).timestamp() if times else 1.0
         self.y0, self.y1 = y
         self.inner_w = width - _PAD_LEFT - _PAD_RIGHT
         self.inner_h = height - _PAD_TOP - _PAD_BOTTOM
+        # Times map to [left, left + span]: ``inset`` px in from both ends of the plot.
+        self.left = _PAD_LEFT + inset
+        self.span = self.inner_w - 2 * inset
 
     def x(self, moment: datetime) -> float:
         if self.t1 == self.t0:
             return _PAD_LEFT + self.inner_w / 2
-        return _PAD_LEFT + (moment.timestamp() - self.t0) / (self.t1 - self.t0) * self.inner_w
+        return self.left + (moment.timestamp() - self.t0) / (self.t1 - self.t0) * self.span
 
     def y(self, value: float) -> float:
         clipped = min(max(value, self.y0), self.y1)
@@ -117,7 +126,7 @@ def _axes(frame: _Frame, times: list[datetime]) -> list[str]:
         f'y2="{frame.bottom:.1f}" stroke="{_AXIS}"/>'
     )
     if times:
-        for moment, label in time_ticks(min(times), max(times), frame.inner_w):
+        for moment, label in time_ticks(min(times), max(times), frame.span):
             x = frame.x(moment)
             half = label_width(label) / 2
             if x - half < 0 or x + half > frame.width:
@@ -197,25 +206,30 @@ def _line_and_points(frame: _Frame, series: ChartSeries, chart_id: str) -> list[
                 f'<polyline points="{" ".join(segment)}" fill="none" stroke="{series.color}" '
                 f'stroke-width="2"{dash}/>'
             )
-    for p in series.points:
-        x = frame.x(p.at)
-        common = (
+
+    def common(p: ChartPoint) -> str:
+        return (
             f'data-point="{escape(chart_id)}" data-series="{escape(series.name)}" '
             f'data-time="{p.at.isoformat()}"'
         )
-        tip = escape(_tooltip(series.name, p))
-        if p.value is None:
+
+    for p in series.points:
+        if p.value is not None:
             out.append(
-                f'<circle {common} data-value="" data-reason="{escape(p.reason or "")}" '
-                f'cx="{x:.1f}" cy="{frame.bottom:.1f}" r="3.5" fill="white" '
-                f'stroke="{_UNDEFINED}"><title>{tip}</title></circle>'
+                f'<circle {common(p)} data-value="{p.value:.6g}" cx="{frame.x(p.at):.1f}" '
+                f'cy="{frame.y(p.value):.1f}" r="3" fill="{series.color}"><title>'
+                f"{escape(_tooltip(series.name, p))}</title></circle>"
             )
-        else:
-            out.append(
-                f'<circle {common} data-value="{p.value:.6g}" cx="{x:.1f}" '
-                f'cy="{frame.y(p.value):.1f}" r="3" fill="{series.color}"><title>{tip}</title>'
-                "</circle>"
-            )
+    out.extend(
+        undefined_markers(
+            series.points,
+            lambda p: frame.x(p.at),
+            frame.bottom,
+            common,
+            lambda p: _tooltip(series.name, p),
+            series.name,
+        )
+    )
     return out
 
 
@@ -244,7 +258,7 @@ def line_chart(
     ]
     low, high, shown = y_domain(values, [t for t, _ in thresholds], bounds)
     drawn = [(t, label) for t, label in thresholds if t in shown]
-    frame = _Frame(width, height, times, (low, high))
+    frame = _Frame(width, height, times, (low, high), inset=_INSET)
     total = sum(len(s.points) for s in series)
     defined = sum(1 for s in series for p in s.points if p.value is not None)
     body = [

@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from auditor.config import get_settings
-from auditor.storage.db import describe_database_error
+from auditor.storage.db import describe_database_error, missing_database_name
 from auditor.storage.presence import MissingDatabase, find_missing_database
 
 # Commands that do not read AUDITOR_DATABASE_URL's database (``db`` creates it, ``demo``
@@ -35,12 +35,15 @@ def missing_database_message(missing: MissingDatabase) -> str:
         if explicit
         else "(the default, as AUDITOR_DATABASE_URL is unset)"
     )
-    found = "no such file" if missing.missing == "file" else "no auditor schema in it"
+    found = {
+        "file": "no such file",
+        "database": "the server has no such database",
+    }.get(missing.missing, "no auditor schema in it")
     point = (
         "set AUDITOR_DATABASE_URL to your database (after `make demo`: "
         "sqlite:///auditor-demo.db in the repository directory)"
     )
-    create = "run `auditor db upgrade` to create it there"
+    create = missing.advice or "run `auditor db upgrade` to create it there"
     advice = f"{create}, or {point}" if explicit else f"{point}, or {create}"
     return (
         f"no auditor database at {where} {origin}: {found}; nothing was created. To fix: {advice}"
@@ -95,13 +98,21 @@ _register_commands()
 
 
 def main() -> None:
-    # A wrong URL, a server that is down or a schema never created is the user's to fix:
-    # one line naming it, exit 1, instead of a driver traceback. Anything else still raises.
+    # A wrong URL, a server that is down or a database never created is the user's to fix:
+    # one line naming the URL (password masked), instead of a driver traceback; exit 2 for a
+    # database that does not exist (as a missing file), 1 otherwise. Anything else raises.
     try:
         app()
     except Exception as error:
-        message = describe_database_error(error)
+        message = describe_database_error(error, _configured_url())
         if message is None:
             raise
         typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
-        sys.exit(1)
+        sys.exit(2 if missing_database_name(str(error)) else 1)
+
+
+def _configured_url() -> str | None:
+    try:
+        return get_settings().database_url
+    except Exception:  # settings that do not load have their own error; name no URL then
+        return None

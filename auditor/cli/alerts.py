@@ -242,12 +242,15 @@ def register(app: typer.Typer) -> None:
         every: bool = typer.Option(
             False, "--all", help="Every evaluation, not only transitions and repeats."
         ),
-        limit: int = typer.Option(50, "--limit", min=1, max=10_000),
+        limit: int = typer.Option(
+            200, "--limit", min=1, max=10_000, help="At most this many lines, newest first."
+        ),
         notices: bool = typer.Option(False, "--notices", help="Show notices and delivery."),
     ) -> None:
         """What happened, newest first: transitions (pending, firing, repeat, resolved,
         insufficient_data, ok) by default, every evaluation with --all, or with --notices
         the outbox and its delivery."""
+        more = 0
         try:
             if notices:
                 rows = notification_history(unit_of_work(read_only=True), project, limit=limit)
@@ -260,14 +263,18 @@ def register(app: typer.Typer) -> None:
                     every_evaluation=every,
                     limit=limit,
                 )
-                rows = alert_history(unit_of_work(read_only=True), project, where)
+                page = alert_history(unit_of_work(read_only=True), project, where)
+                rows, more = page.rows, page.more
         except ServiceError as error:
             fail(str(error))
         if not rows and not notices:
-            more = "" if every else " (--all lists every evaluation)"
-            typer.echo(f"no {'evaluation' if every else 'transition'} matches{more}", err=True)
+            hint = "" if every else " (--all lists every evaluation)"
+            typer.echo(f"no {'evaluation' if every else 'transition'} matches{hint}", err=True)
         for r in rows:
             typer.echo(notice_line(r) if notices else evaluation_line(r))
+        if more:
+            # After the list, on stderr like the empty-list hint: scripts parse stdout lines.
+            typer.echo(f"{more} more; use --limit or --since/--state filters", err=True)
 
     @alerts.command("silence")
     def silence(

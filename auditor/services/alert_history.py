@@ -39,21 +39,30 @@ def change_of(row: dict[str, Any]) -> str:
     return ""
 
 
-def alert_history(uow: UnitOfWork, project: str, where: HistoryFilter) -> list[dict[str, Any]]:
-    """Evaluations of ``project`` matching ``where``, newest first, each with ``change``."""
+@dataclass(frozen=True)
+class HistoryPage:
+    rows: list[dict[str, Any]]  # newest first, each with ``change``
+    more: int  # matching rows beyond ``limit`` (0: the list is complete)
+
+
+def alert_history(uow: UnitOfWork, project: str, where: HistoryFilter) -> HistoryPage:
+    """Evaluations of ``project`` matching ``where``, newest first, each with ``change``,
+    and how many more match beyond the limit (so a reader is told the list was cut)."""
     if where.state is not None and where.state not in STATES:
         raise Invalid(f"state must be one of {', '.join(STATES)}, got {where.state!r}")
     with uow:
         project_id = _project_id(uow, project)
         rule_id = None if where.rule is None else _own_rule(uow, project, where.rule)
-        rows = repo.find_evaluations(
-            uow.session,
-            project_id,
-            rule_id=rule_id,
-            subject_key=where.subject,
-            since=where.since,
-            state=where.state,
-            transitions_only=not where.every_evaluation,
-            limit=where.limit,
-        )
-    return [{**row, "change": change_of(row)} for row in rows]
+        match = {
+            "rule_id": rule_id,
+            "subject_key": where.subject,
+            "since": where.since,
+            "state": where.state,
+            "transitions_only": not where.every_evaluation,
+        }
+        rows = repo.find_evaluations(uow.session, project_id, **match, limit=where.limit)
+        # Count only when the page is full: a short page is the whole answer.
+        more = 0
+        if len(rows) == where.limit:
+            more = repo.count_evaluations(uow.session, project_id, **match) - len(rows)
+    return HistoryPage([{**row, "change": change_of(row)} for row in rows], more)

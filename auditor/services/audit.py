@@ -36,6 +36,7 @@ from auditor.snapshots.dirty import (
     has_new_labels,
     moved_ranges,
 )
+from auditor.snapshots.empty import explain_empty_window
 from auditor.snapshots.points import points_from_stats_dict
 from auditor.snapshots.scopes import CUMULATIVE, Scope, scopes_for, tick_for, window_at
 from auditor.snapshots.subset import subset_labels, window_mask
@@ -349,6 +350,7 @@ def _compute_scope(
     labels = subset_labels(loaded.labels, window_mask(loaded.labels.order, window))
     seed = _seed(project_id, scope.name, tick, settings)
     rendered = measure_set_to_dict(compute_measures(labels, settings, seed=seed))
+    rendered = explain_empty_window(rendered, scope, labels.order, loaded.labels.order)
     del labels  # a window's subset is freed before the next scope is cut
     points = [p.as_row() for p in points_from_stats_dict(rendered)]
     elapsed_ms = (load_seconds + time.perf_counter() - started) * 1000

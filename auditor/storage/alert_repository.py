@@ -267,6 +267,41 @@ def list_evaluations(
     return _dicts(db.execute(query))
 
 
+def _evaluation_filter(
+    project_id: int,
+    *,
+    rule_id: str | None,
+    subject_key: str | None,
+    since: datetime | None,
+    state: str | None,
+    transitions_only: bool,
+) -> list[Any]:
+    """The WHERE clauses of ``find_evaluations`` (shared with ``count_evaluations``)."""
+    e = _evaluations.c
+    # JSON arrays compare as text: '[]' on SQLite (JSON text) and PostgreSQL (jsonb::text).
+    noticed = or_(cast(e.event_ids, String) != "[]", cast(e.suppressed_event_ids, String) != "[]")
+    repeat = and_(e.from_status == "firing", e.to_status == "firing", noticed)
+    changed = e.from_status != e.to_status
+    where: list[Any] = [e.project_id == project_id]
+    if transitions_only:
+        where.append(or_(changed, repeat))
+    if state == "resolved":
+        where += [e.from_status == "firing", e.to_status == "ok"]
+    elif state == "repeat":
+        where.append(repeat)
+    elif state is not None:
+        where.append(e.to_status == state)
+        if transitions_only:
+            where.append(changed)
+    if rule_id is not None:
+        where.append(e.rule_id == rule_id)
+    if subject_key is not None:
+        where.append(e.subject_key == subject_key)
+    if since is not None:
+        where.append(e.evaluated_at >= since)
+    return where
+
+
 def find_evaluations(
     db: Executor,
     project_id: int,
@@ -285,29 +320,40 @@ def find_evaluations(
     it; with ``transitions_only`` False, any row in it), ``resolved`` (firing -> ok) or
     ``repeat``."""
     e = _evaluations.c
-    # JSON arrays compare as text: '[]' on SQLite (JSON text) and PostgreSQL (jsonb::text).
-    noticed = or_(cast(e.event_ids, String) != "[]", cast(e.suppressed_event_ids, String) != "[]")
-    repeat = and_(e.from_status == "firing", e.to_status == "firing", noticed)
-    changed = e.from_status != e.to_status
-    query = select(_evaluations).where(e.project_id == project_id)
-    if transitions_only:
-        query = query.where(or_(changed, repeat))
-    if state == "resolved":
-        query = query.where(e.from_status == "firing", e.to_status == "ok")
-    elif state == "repeat":
-        query = query.where(repeat)
-    elif state is not None:
-        query = query.where(e.to_status == state)
-        if transitions_only:
-            query = query.where(changed)
-    if rule_id is not None:
-        query = query.where(e.rule_id == rule_id)
-    if subject_key is not None:
-        query = query.where(e.subject_key == subject_key)
-    if since is not None:
-        query = query.where(e.evaluated_at >= since)
+    where = _evaluation_filter(
+        project_id,
+        rule_id=rule_id,
+        subject_key=subject_key,
+        since=since,
+        state=state,
+        transitions_only=transitions_only,
+    )
+    query = select(_evaluations).where(*where)
     query = query.order_by(e.evaluated_at.desc(), e.id.desc()).limit(limit)
     return _dicts(db.execute(query))
+
+
+def count_evaluations(
+    db: Executor,
+    project_id: int,
+    *,
+    rule_id: str | None = None,
+    subject_key: str | None = None,
+    since: datetime | None = None,
+    state: str | None = None,
+    transitions_only: bool = True,
+) -> int:
+    """How many rows ``find_evaluations`` would list without a limit."""
+    where = _evaluation_filter(
+        project_id,
+        rule_id=rule_id,
+        subject_key=subject_key,
+        since=since,
+        state=state,
+        transitions_only=transitions_only,
+    )
+    query = select(func.count()).select_from(_evaluations).where(*where)
+    return int(db.execute(query).scalar_one())
 
 
 # --- outbox ---------------------------------------------------------------------------------

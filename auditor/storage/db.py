@@ -15,6 +15,7 @@ compare the same everywhere (SQLite has no time type) and load straight into Num
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -134,21 +135,54 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     return engine
 
 
-def describe_database_error(error: BaseException) -> str | None:
+def missing_database_name(error: BaseException) -> str | None:
+    """The database a server said does not exist (PostgreSQL's FATAL at connect, which
+    psycopg raises without an SQLSTATE), or None for any other error."""
+    match = re.search(r'database "([^"]+)" does not exist', str(error))
+    return match.group(1) if match else None
+
+
+def create_database_advice(url: str, name: str) -> str:
+    """How to create a missing database ``name`` on the server of ``url``."""
+    parsed = make_url(url)
+    host = f"-h {parsed.host} " if parsed.host else ""
+    port = f"-p {parsed.port} " if parsed.port else ""
+    user = f"-U {parsed.username} " if parsed.username else ""
+    return f"create it (`createdb {host}{port}{user}{name}`), then run `auditor db upgrade`"
+
+
+def describe_database_error(error: BaseException, url: str | None = None) -> str | None:
     """A one-line explanation of a database error a user can fix (bad URL, server down,
-    schema not created), or None for anything else (a bug: let it raise with its traceback)."""
+    database or schema not created), naming ``url`` with its password masked, or None for
+    anything else (a bug: let it raise with its traceback)."""
     from sqlalchemy.exc import ArgumentError, OperationalError, ProgrammingError
 
     if isinstance(error, ArgumentError):
         return f"AUDITOR_DATABASE_URL is not a database URL: {error}"
+    shown = "AUDITOR_DATABASE_URL" if url is None else f"{display_url(url)} (AUDITOR_DATABASE_URL)"
     if isinstance(error, OperationalError | ProgrammingError):
         text = str(error.orig) if error.orig is not None else str(error)
         first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
         missing_table = "no such table" in text or ("relation" in text and "does not exist" in text)
         if missing_table:
-            return f"the database has no auditor schema yet ({first}): run `auditor db upgrade`"
+            return (
+                f"the database at {shown} has no auditor schema yet ({first}): "
+                "run `auditor db upgrade`"
+            )
+        name = missing_database_name(text)
+        if name is not None:
+            create = "create it, then run `auditor db upgrade`"
+            if url is not None:
+                create = create_database_advice(url, name)
+            return (
+                f'no database "{name}" on the server of {shown}: {create}, '
+                "or set AUDITOR_DATABASE_URL to an existing one"
+            )
         if isinstance(error, OperationalError):
-            return f"cannot use the database at AUDITOR_DATABASE_URL: {first}"
+            return (
+                f"cannot use the database at {shown}: {first}; check that the server is up "
+                "and the URL right, or set AUDITOR_DATABASE_URL"
+            )
     return None
 
 

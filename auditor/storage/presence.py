@@ -10,9 +10,14 @@ from pathlib import Path
 
 from sqlalchemy import inspect
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
-from auditor.storage.db import display_url, make_engine
+from auditor.storage.db import (
+    create_database_advice,
+    display_url,
+    make_engine,
+    missing_database_name,
+)
 
 # A table every revision since the first has; its absence means "never upgraded".
 SCHEMA_TABLE = "projects"
@@ -20,12 +25,14 @@ SCHEMA_TABLE = "projects"
 
 @dataclass(frozen=True)
 class MissingDatabase:
-    """What was tried: the URL (password masked), the SQLite file if any, and which of the
-    two is missing: ``file`` (nothing there) or ``schema`` (a database without our tables)."""
+    """What was tried: the URL (password masked), the SQLite file if any, and what is
+    missing: ``file`` (nothing there), ``database`` (the server has no database of that
+    name) or ``schema`` (a database without our tables)."""
 
     url: str
     path: Path | None
     missing: str
+    advice: str = ""  # how to create what is missing, when it is not `auditor db upgrade`
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -70,6 +77,13 @@ def find_missing_database(url: str) -> MissingDatabase | None:
         try:
             with engine.connect() as connection:
                 present = inspect(connection).has_table(SCHEMA_TABLE)
+        except OperationalError as error:
+            # The server answers but has no such database: as missing as a SQLite file.
+            # A server that is down is not a missing database: the command says so itself.
+            name = missing_database_name(str(error.orig))
+            if name is None:
+                raise
+            return MissingDatabase(shown, None, "database", create_database_advice(url, name))
         finally:
             engine.dispose()
         return None if present else MissingDatabase(shown, None, "schema")

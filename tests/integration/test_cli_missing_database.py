@@ -5,6 +5,7 @@ exits 2 and creates nothing. Empty states say how to get the first snapshot."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -106,6 +107,37 @@ def test_postgres_without_schema_masks_the_password(tmp_path: Path) -> None:
     assert result.returncode == 2, result.stderr
     assert "s3cret-pw" not in result.stderr and ":***@" in result.stderr
     assert "no auditor schema" in result.stderr and "auditor db upgrade" in result.stderr
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("command", [("project", "list"), ("db", "upgrade")], ids=" ".join)
+def test_postgres_database_that_does_not_exist_is_named(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    require_postgres()
+    with postgres_database() as url:
+        missing = make_url(url).set(database=f"nosuch_{os.getpid()}", password="s3cret-pw")
+        result = _auditor(tmp_path, *command, url=missing.render_as_string(False))
+    assert result.returncode == 2, result.stderr
+    message = result.stderr.strip()
+    assert "Traceback" not in message and len(message.splitlines()) == 1, message
+    assert "s3cret-pw" not in message
+    assert missing.render_as_string(True) in message  # the URL, password masked
+    assert f"createdb -h {missing.host}" in message and f"nosuch_{os.getpid()}`" in message
+    assert "auditor db upgrade" in message and "set AUDITOR_DATABASE_URL" in message
+
+
+def test_server_that_is_down_is_named_with_the_url(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"postgresql+psycopg://postgres:s3cret-pw@127.0.0.1:{port}/auditor"
+    result = _auditor(tmp_path, "project", "list", url=url)
+    assert result.returncode == 1, result.stderr
+    message = result.stderr.strip()
+    assert "Traceback" not in message and len(message.splitlines()) == 1, message
+    assert f"postgresql+psycopg://postgres:***@127.0.0.1:{port}/auditor" in message
+    assert "s3cret-pw" not in message and "set AUDITOR_DATABASE_URL" in message
 
 
 @pytest.fixture

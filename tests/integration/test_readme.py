@@ -114,17 +114,26 @@ def test_explore_block_runs_as_printed_after_make_demo(checkout: Path) -> None:
         env=shell.env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert demo.returncode == 0, demo.stderr
-    outputs = {}
+    outputs, errors = {}, {}
     for command in block("explore"):
         result = shell.run(command)
         assert result.returncode == 0, f"{command!r} exited {result.returncode}:\n{result.stderr}"
         outputs[command.split("#")[0].strip()] = result.stdout
+        errors[command.split("#")[0].strip()] = result.stderr
     history = outputs["auditor history demo --metric self_agreement --subject rater:r07 --scope 7d"]
     assert len([line for line in history.splitlines() if " 7d " in line]) > 50
     snapshot = json.loads(outputs["auditor snapshot demo"])
     assert snapshot["snapshot"]["scope"] == "cumulative" and "kappa_s" in snapshot["measures"]
     alerts = outputs["auditor alerts history demo"]
     assert "FIRING" in alerts and "RESOLVED" in alerts and "rater:r07" in alerts
+    # The oldest episodes the demo printed (day 1: kappa_S, then rho) are listed too: the
+    # default limit does not cut the demo's transitions, and nothing says it did.
+    changes = {tuple(line.split()[2:4]) for line in alerts.splitlines()}
+    assert "FIRING   kappa_s (cumulative)" in demo.stdout
+    for change in ("FIRING", "RESOLVED"):
+        for rule in ("kappa_s", "rho"):
+            assert (change, f"demo:default:{rule}") in changes
+    assert "more;" not in errors["auditor alerts history demo"]
     assert (checkout / "report.html").stat().st_size > 10_000
     assert "Demo: lesion triage" in outputs["auditor serve"]
 

@@ -328,14 +328,17 @@ def evaluation_history(
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=UTC)  # a time without a zone is UTC, as everywhere
     where = HistoryFilter(rule, subject, since, state, every, limit)
-    rows = alert_history(uow, slug, where)
+    page = alert_history(uow, slug, where)
+    rows = page.rows
     project = who.project_id
     for row in rows:
         row["id"] = ids.encode("evaluation", project, row["id"])
         row["snapshot_id"] = ids.encode("snapshot", project, row["snapshot_id"])
         row["silence_id"] = ids.maybe("silence", project, row["silence_id"])
     return EvaluationList(
-        evaluations=[EvaluationOut(**row, subject=row["subject_key"]) for row in rows]
+        evaluations=[EvaluationOut(**row, subject=row["subject_key"]) for row in rows],
+        truncated=page.more > 0,
+        more=page.more,
     )
 
 

@@ -5,6 +5,7 @@ timeline as wide as the page. Screenshots go to test-artifacts/browser/."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -42,6 +43,22 @@ MEASURE = """
 })
 """
 SLACK = 0.5  # px: rounding of glyph boxes
+# Undefined markers (hollow, on the x axis) with their chart's texts, in CSS px.
+MARKERS = """
+() => [...document.querySelectorAll('svg[data-chart]')].map(svg => {
+  const box = e => { const r = e.getBoundingClientRect();
+                     return {left: r.left, top: r.top, right: r.right, bottom: r.bottom}; };
+  return {
+    chart: svg.getAttribute('data-chart'),
+    markers: [...svg.querySelectorAll('circle[data-value=""]')].map(c => ({
+      ...box(c), series: c.getAttribute('data-series'), time: c.getAttribute('data-time'),
+    })),
+    runs: [...svg.querySelectorAll('[data-undefined-run]')].map(box),
+    texts: [...svg.querySelectorAll('text')].map(t => ({...box(t), text: t.textContent})),
+  };
+})
+"""
+CLEARANCE = 3.0  # px between an undefined marker and any text
 
 
 def _overlap(a: dict, b: dict) -> bool:
@@ -75,6 +92,36 @@ def layout_problems(page) -> tuple[list[str], int]:
     return problems, measured
 
 
+def _near(a: dict, b: dict, gap: float) -> bool:
+    return (
+        min(a["right"], b["right"]) - max(a["left"], b["left"]) > -gap
+        and min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > -gap
+    )
+
+
+def marker_problems(page) -> tuple[list[str], int]:
+    """Undefined markers that come within CLEARANCE of a text of their chart, two markers of
+    one series at different times that overlap, and markers out of time order; and how many
+    markers were measured."""
+    problems, measured = [], 0
+    for chart in page.evaluate(MARKERS):
+        name, markers = chart["chart"], chart["markers"]
+        measured += len(markers)
+        for shape in markers + chart["runs"]:
+            for text in chart["texts"]:
+                if _near(shape, text, CLEARANCE):
+                    problems.append(f"{name}: an undefined marker touches {text['text']!r}")
+        by_series: dict[str, list[dict]] = {}
+        for marker in markers:
+            by_series.setdefault(marker["series"], []).append(marker)
+        for series, own in by_series.items():
+            own.sort(key=lambda m: m["time"])
+            for a, b in itertools.pairwise(own):
+                if not a["right"] < b["left"] + SLACK or not a["left"] < b["left"]:
+                    problems.append(f"{name} {series}: markers at {a['time']} and {b['time']}")
+    return problems, measured
+
+
 def test_project_page_texts_are_clear(server, page) -> None:
     page, watch = page
     assert page.goto(f"{server.base_url}/projects/{DEMO.slug}").status == 200
@@ -82,6 +129,7 @@ def test_project_page_texts_are_clear(server, page) -> None:
     problems, measured = layout_problems(page)
     assert measured > 40, "the page should have charts with axes and labels"
     assert problems == []
+    assert marker_problems(page)[0] == []
     # reference lines on agreement coefficients only, and they are labelled
     for metric in ("kappa_s", "rho", "fleiss_kappa", "krippendorff_alpha"):
         svg = page.locator(f'svg[data-chart="{metric}"]')
@@ -102,6 +150,10 @@ def test_rater_page_texts_are_clear_and_shares_have_no_thresholds(server, page) 
     problems, measured = layout_problems(page)
     assert measured > 20
     assert problems == []
+    # the first snapshots cannot measure self-agreement yet: their markers are each at their
+    # own time, clear of the axis labels and of each other
+    markers, count = marker_problems(page)
+    assert count > 0 and markers == []
     for share in ("self_agreement", "random_choice"):
         svg = page.locator(f'svg[data-chart="{share}"]')
         assert svg.get_attribute("data-thresholds") == "", share
@@ -128,6 +180,7 @@ def test_static_report_texts_are_clear(seeded_database: str, browser) -> None:
         problems, measured = layout_problems(page)
         assert measured > 40
         assert problems == []
+        assert marker_problems(page)[0] == []
     finally:
         context.close()
 
@@ -150,6 +203,15 @@ def _stress_page() -> str:
                      start + timedelta(days=d), start + timedelta(days=d + 3))
         for k in range(12) for d, state in ((0, "ok"), (3, "firing"), (6, "insufficient_data"))
     ]  # fmt: skip
+    # The demo's first day: four snapshots a day, the first twelve undefined in both series,
+    # values down to 0.01 so the axis is labelled "0.0" right where the markers begin.
+    early = [
+        ChartPoint(start + timedelta(hours=6 * i), None if i < 12 else 0.01 + 0.009 * (i - 12),
+                   reason=None if i >= 12 else "no repeated presentations")
+        for i in range(96)
+    ]  # fmt: skip
+    both_undefined = [ChartSeries("cumulative", "#1f77b4", early),
+                      ChartSeries("last 7 days", "#ff7f0e", early, dashed=True)]  # fmt: skip
     names = [f"rater-{k:02d}-long-name" for k in range(12)]
     cells = [HeatCell(a, b, 0.5) for i, a in enumerate(names) for b in names[i + 1 :]]
     charts = [
@@ -159,6 +221,7 @@ def _stress_page() -> str:
         line_chart("flat", [ChartSeries("cumulative", "#1f77b4", flat)], thresholds=(),
                    bounds=(0.0, 1.0)),
         line_chart("empty", []),
+        line_chart("undefined-start", both_undefined, thresholds=(), bounds=(0.0, 1.0)),
         timeline("lanes", lanes),
         heatmap("heat", names, cells),
     ]  # fmt: skip
@@ -185,5 +248,9 @@ def test_hard_inputs_still_give_clear_texts(browser) -> None:
         low, high = map(float, crowded.get_attribute("data-y-range").split())
         assert high - low < 0.2, "a range fitted to 0.70-0.712, not 0..1"
         assert page.locator('svg[data-chart="flat"] [data-threshold]').count() == 0
+        markers, count = marker_problems(page)
+        assert count >= 25 and markers == []
+        labels = page.locator('svg[data-chart="undefined-start"] text').all_text_contents()
+        assert "0.0" in labels
     finally:
         context.close()

@@ -81,6 +81,16 @@ def test_cli_lists_transitions_and_filters(cli: CliRunner, story: list[str]) -> 
     assert bad.exit_code == 1 and "state must be one of" in bad.stderr
 
 
+def test_cli_says_when_the_limit_cuts_the_list(cli: CliRunner, story: list[str]) -> None:
+    cut = cli.invoke(app, ["alerts", "history", "p", "--limit", "2"])
+    assert cut.exit_code == 0, cut.output
+    assert len(cut.stdout.splitlines()) == 2
+    # five transitions in all (four of kappa, one of never): three left out, said in one line
+    assert cut.stderr.strip() == "3 more; use --limit or --since/--state filters"
+    whole = cli.invoke(app, ["alerts", "history", "p", "--limit", str(len(story) + 1)])
+    assert len(whole.stdout.splitlines()) == len(story) + 1 and "more" not in whole.stderr
+
+
 def test_api_takes_the_same_filters(database_url: str, uow, story: list[str]) -> None:
     _, secret = create_key(uow, "p", "read")
     settings = Settings(database_url=database_url)
@@ -101,6 +111,18 @@ def test_api_takes_the_same_filters(database_url: str, uow, story: list[str]) ->
         assert changes(subject="rater:a") == []
         assert changes(rule="kappa", all="true").count("") == 3
         assert changes(rule="kappa", all="true", limit=2) == ["", "resolved"]
+        page = client.get(
+            "/api/v1/projects/p/alerts/history/evaluations",
+            params={"rule": "kappa", "all": "true", "limit": 2},
+            headers={"Authorization": f"Bearer {secret}"},
+        ).json()
+        assert page["truncated"] is True and page["more"] == 5  # seven evaluations of kappa
+        full = client.get(
+            "/api/v1/projects/p/alerts/history/evaluations",
+            params={"rule": "kappa", "limit": len(story)},
+            headers={"Authorization": f"Bearer {secret}"},
+        ).json()
+        assert full["truncated"] is False and full["more"] == 0
         bad = client.get(
             "/api/v1/projects/p/alerts/history/evaluations?state=burning",
             headers={"Authorization": f"Bearer {secret}"},
