@@ -40,6 +40,7 @@ def read_label_arrays(
     labels: dict[str, int] = {}
     kinds: dict[str, tuple[RaterKind, int]] = {}  # rater -> (kind, first row that stated it)
     keys: dict[str, KeyUse] = {}  # client key -> what its first row said
+    sessions: dict[str | None, int] = {None: -1}
     parts: list[tuple[np.ndarray, ...]] = []
     errors: list[RowError] = []
     total = 0
@@ -64,6 +65,16 @@ def read_label_arrays(
             [row if at is None else at for row, at in zip(batch.rows, times, strict=True)],
             dtype=np.int64,
         )[keep]
+        row_keys = batch.key or [None] * len(batch)
+        timed = np.asarray(
+            [at is not None and k is None for at, k in zip(times, row_keys, strict=True)],
+            dtype=bool,
+        )[keep]
+        session = (
+            _indices(batch.session, sessions)[keep]
+            if batch.session is not None
+            else np.full(len(keep), -1, dtype=np.int64)
+        )
         parts.append(
             (
                 rows,
@@ -71,14 +82,19 @@ def read_label_arrays(
                 _indices(batch.rater, raters)[keep],
                 _indices(batch.label, labels)[keep],
                 order,
+                timed,
+                session,
             )
         )
     if total:
         raise IngestRejected(errors, total=total)
     empty = np.empty(0, dtype=np.int64)
-    row, item, rater, label, order = (
-        [np.concatenate(column) for column in zip(*parts, strict=True)] if parts else [empty] * 5
+    row, item, rater, label, order, timed, session = (
+        [np.concatenate(column) for column in zip(*parts, strict=True)] if parts else [empty] * 7
     )
+    if len(row):
+        keep = _identity_duplicates(row, item, rater, session, order, timed.astype(bool), label)
+        row, item, rater, label, order = (a[keep] for a in (row, item, rater, label, order))
     names = list(categories) if categories is not None else sorted(labels)
     category = _categories(names, labels, label, row)
     return LabelArrays(
@@ -122,3 +138,51 @@ def _categories(
         ]
         raise IngestRejected(errors, total=len(unknown))
     return category
+
+
+def _identity_duplicates(
+    row: np.ndarray,
+    item: np.ndarray,
+    rater: np.ndarray,
+    session: np.ndarray,
+    at: np.ndarray,
+    timed: np.ndarray,
+    label: np.ndarray,
+) -> np.ndarray:
+    """Positions to keep: a row that gives labeled_at (and no key) and repeats an earlier
+    row's natural identity (item, rater, session, labeled_at) with the same label is a
+    duplicate, as the import would store it once; with another label it is an error naming
+    both rows.
+    Column-wise: sort by identity, compare neighbours."""
+    keep = np.ones(len(row), dtype=bool)
+    candidates = np.flatnonzero(timed)
+    if len(candidates) < 2:
+        return keep
+    columns = (row[candidates], at[candidates], session[candidates])
+    ordering = candidates[np.lexsort((*columns, rater[candidates], item[candidates]))]
+    same = (
+        (item[ordering][1:] == item[ordering][:-1])
+        & (rater[ordering][1:] == rater[ordering][:-1])
+        & (session[ordering][1:] == session[ordering][:-1])
+        & (at[ordering][1:] == at[ordering][:-1])
+    )
+    if not same.any():
+        return keep
+    # Each repeat is compared with the first row of its run of equal identities.
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    first = ordering[starts[np.cumsum(np.concatenate(([True], ~same))) - 1]]
+    repeat = np.concatenate(([False], same))
+    later, earliest = ordering[repeat], first[repeat]
+    conflict = label[later] != label[earliest]
+    if conflict.any():
+        errors = [
+            RowError(
+                int(row[p]),
+                "label",
+                f"conflicts with row {int(row[q])}: same item, rater, session and labeled_at",
+            )
+            for p, q in zip(later[conflict], earliest[conflict], strict=True)
+        ]
+        raise IngestRejected(errors[:MAX_REPORTED_ERRORS], total=len(errors))
+    keep[later] = False
+    return keep

@@ -89,6 +89,8 @@ good_records = st.lists(
     ),
     min_size=1,
     max_size=40,
+    # One label per natural identity: a second label for it is a conflict, not a good row.
+    unique_by=lambda r: (r["item"], r["rater"], r.get("session"), r.get("labeled_at")),
 )
 BAD_VALUES = [("item", ""), ("rater", "x\x00"), ("label", "maybe"), ("labeled_at", "soon")]
 
