@@ -3,6 +3,7 @@ unit of work on the configured database, and times given as options."""
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
 from typing import NoReturn
 
@@ -31,3 +32,14 @@ def parse_time(text: str, option: str) -> datetime:
     except ValueError:
         fail(f"{option}: not an ISO 8601 time: {text!r} (e.g. 2024-05-01T10:00:00Z)", 2)
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def confirm(question: str, yes: bool) -> None:
+    """A destructive command's guard: ``--yes`` goes ahead; on a terminal the person is
+    asked; otherwise (a script, a pipe) it refuses with exit 2 rather than guess."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        fail(f"{question} Not on a terminal: add --yes to confirm.", 2)
+    if not typer.confirm(question, default=False):
+        fail("cancelled: nothing was changed", 1)

@@ -6,7 +6,9 @@ one transaction: a file with any bad row writes nothing, and the report names th
 
 from __future__ import annotations
 
+import hashlib
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 
@@ -29,10 +31,19 @@ class FileFormat(StrEnum):
 
 
 def summary(path: Path, result: ImportResult) -> str:
+    if result.repeats is not None:
+        earlier = result.repeats
+        return (
+            f"error: {path.name} has the same content as import {earlier.id} "
+            f"({earlier.source}, {earlier.created_at.isoformat(timespec='seconds')}, "
+            f"{earlier.inserted} inserted) and rows that neither labeled_at nor a key "
+            "identify; nothing was imported. Use --again to import it again, or "
+            f"`auditor imports revert` to undo import {earlier.id} first."
+        )
     if not result.rejected:
         return (
             f"{path.name}: {result.rows} rows, {result.inserted} inserted, "
-            f"{result.duplicates} duplicates, 0 rejected"
+            f"{result.duplicates} duplicates, 0 rejected (import {result.import_id})"
         )
     lines = [f"  {error}" for error in result.errors]
     if result.error_count > len(result.errors):
@@ -44,15 +55,41 @@ def summary(path: Path, result: ImportResult) -> str:
     return "\n".join(lines)
 
 
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as binary:
+        while chunk := binary.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def run_import(
-    project: str, path: Path, file_format: str | None = None, batch_size: int | None = None
+    project: str,
+    path: Path,
+    file_format: str | None = None,
+    batch_size: int | None = None,
+    *,
+    again: bool = False,
 ) -> ImportResult:
     """Import ``path`` into ``project`` with a progress bar when stderr is a terminal."""
     settings = get_settings()
     reader = LabelFileReader(path, batch_size or settings.import_batch_size, file_format)
     uow = UnitOfWork(make_engine(settings.database_url))
+    content_hash = file_sha256(path)
+
+    def run(on_batch: Callable[[ImportResult], None] | None = None) -> ImportResult:
+        return import_batches(
+            uow,
+            project,
+            reader,
+            on_batch=on_batch,
+            source=path.name,
+            content_hash=content_hash,
+            again=again,
+        )
+
     if not sys.stderr.isatty():
-        return import_batches(uow, project, reader)
+        return run()
     with typer.progressbar(length=reader.size, label=path.name, file=sys.stderr) as bar:
         done = 0
 
@@ -61,7 +98,7 @@ def run_import(
             bar.update(reader.position - done)
             done = reader.position
 
-        return import_batches(uow, project, reader, on_batch=advance)
+        return run(advance)
 
 
 def register(app: typer.Typer) -> None:
@@ -75,11 +112,14 @@ def register(app: typer.Typer) -> None:
         batch_size: int | None = typer.Option(
             None, min=1, help="Rows per batch (default AUDITOR_IMPORT_BATCH_SIZE)."
         ),
+        again: bool = typer.Option(
+            False, "--again", help="Import a file whose content was imported before anyway."
+        ),
     ) -> None:
         """Import labels in long format: columns item, rater, label, and optionally
         session, labeled_at, rater_kind, key."""
         try:
-            result = run_import(project, path, file_format, batch_size)
+            result = run_import(project, path, file_format, batch_size, again=again)
         except (FileFormatError, ServiceError, WriteConflict) as error:
             fail(str(error))
         if result.rejected:

@@ -14,6 +14,7 @@ from auditor.api.errors import ApiError
 from auditor.api.schemas import IDEMPOTENCY_KEY_PATTERN, IngestOut, LabelBatch, LabelBody
 from auditor.ingestion.batch import FIELDS, RawBatch
 from auditor.services.api_ingest import post_labels
+from auditor.services.keys import Principal
 
 router = APIRouter(prefix="/api/v1/projects", tags=["labels"])
 
@@ -65,6 +66,7 @@ def _post(
     labels: list[LabelBody],
     uow: WriteUow,
     key: str | None,
+    principal: Principal,
 ) -> IngestOut:
     cap = request.app.state.settings.api_max_batch_labels
     if len(labels) > cap:
@@ -73,7 +75,12 @@ def _post(
         )
     request_hash = _request_hash(labels) if key is not None else ""
     result = post_labels(
-        uow, slug, to_raw_batch(labels), idempotency_key=key, request_hash=request_hash
+        uow,
+        slug,
+        to_raw_batch(labels),
+        idempotency_key=key,
+        request_hash=request_hash,
+        created_by=f"key {principal.key_id}",
     )
     if result.replayed:
         response.headers["Idempotent-Replayed"] = "true"
@@ -88,12 +95,12 @@ def post_label_batch(
     slug: Slug,
     body: LabelBatch,
     uow: WriteUow,
-    _: Ingester,
+    principal: Ingester,
     idempotency_key: IdempotencyKey = None,
 ) -> IngestOut:
     """Store a batch of labels, all or nothing (ingest, admin). A bad row is 422 naming the
     row (1-based) and field in ``details``; a repeated client ``key`` counts as a duplicate."""
-    return _post(request, response, slug, body.labels, uow, idempotency_key)
+    return _post(request, response, slug, body.labels, uow, idempotency_key, principal)
 
 
 @router.post("/{slug}/label", response_model=IngestOut)
@@ -103,8 +110,8 @@ def post_one_label(
     slug: Slug,
     body: LabelBody,
     uow: WriteUow,
-    _: Ingester,
+    principal: Ingester,
     idempotency_key: IdempotencyKey = None,
 ) -> IngestOut:
     """Store one label (a batch of one)."""
-    return _post(request, response, slug, [body], uow, idempotency_key)
+    return _post(request, response, slug, [body], uow, idempotency_key, principal)

@@ -15,10 +15,12 @@ from auditor.api.schemas import (
     HistoryOut,
     HistoryPointOut,
     IsoTime,
+    RevertMarkOut,
     SnapshotList,
     SnapshotSummary,
 )
 from auditor.services import api_queries as service
+from auditor.services.imports import revert_marks
 from auditor.services.queries import snapshot_view
 
 router = APIRouter(prefix="/api/v1/projects", tags=["snapshots and history"])
@@ -111,4 +113,5 @@ def history(
         subject=subject,
         max_points=points,
         points=[HistoryPointOut(**row) for row in rows],
+        reverts=[RevertMarkOut(**mark) for mark in revert_marks(uow, slug)],
     )
