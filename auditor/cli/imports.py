@@ -9,25 +9,31 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Callable
-from enum import StrEnum
 from pathlib import Path
 
 import typer
 
 from auditor.cli._common import fail
+from auditor.cli._read_options import (
+    BATCH_SIZE,
+    DELIMITER,
+    FORMAT,
+    FROM_NAME,
+    ITEM_FIELD,
+    MAP,
+    STRICT,
+    FileFormat,
+    notices,
+    read_options,
+)
 from auditor.config import get_settings
 from auditor.ingestion.errors import FileFormatError
-from auditor.ingestion.readers import LabelFileReader
+from auditor.ingestion.readers import LabelFileReader, ReadOptions
 from auditor.services import ServiceError
 from auditor.services.ingest import ImportResult, import_batches
 from auditor.storage.db import make_engine
 from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
-
-
-class FileFormat(StrEnum):
-    CSV = "csv"
-    JSONL = "jsonl"
 
 
 def summary(path: Path, result: ImportResult) -> str:
@@ -70,11 +76,21 @@ def run_import(
     batch_size: int | None = None,
     *,
     again: bool = False,
+    options: ReadOptions | None = None,
 ) -> ImportResult:
     """Import ``path`` into ``project`` with a progress bar when stderr is a terminal."""
     settings = get_settings()
-    reader = LabelFileReader(path, batch_size or settings.import_batch_size, file_format)
-    uow = UnitOfWork(make_engine(settings.database_url))
+    size = batch_size or settings.import_batch_size
+    reader = LabelFileReader(path, size, file_format, options)
+    try:
+        return _run(reader, project, path, again, settings.database_url)
+    finally:
+        for line in notices(reader):
+            typer.echo(line, err=True)
+
+
+def _run(reader: LabelFileReader, project: str, path: Path, again: bool, url: str) -> ImportResult:
+    uow = UnitOfWork(make_engine(url))
     content_hash = file_sha256(path)
 
     def run(on_batch: Callable[[ImportResult], None] | None = None) -> ImportResult:
@@ -106,12 +122,13 @@ def register(app: typer.Typer) -> None:
     def import_(
         project: str = typer.Argument(..., help="Project slug."),
         path: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True),
-        file_format: FileFormat | None = typer.Option(
-            None, "--format", help="Default: from the extension (.csv, .jsonl, .ndjson)."
-        ),
-        batch_size: int | None = typer.Option(
-            None, min=1, help="Rows per batch (default AUDITOR_IMPORT_BATCH_SIZE)."
-        ),
+        file_format: FileFormat | None = FORMAT,
+        delimiter: str | None = DELIMITER,
+        mapping: str | None = MAP,
+        strict: bool = STRICT,
+        item_field: str | None = ITEM_FIELD,
+        from_name: str | None = FROM_NAME,
+        batch_size: int | None = BATCH_SIZE,
         again: bool = typer.Option(
             False, "--again", help="Import a file whose content was imported before anyway."
         ),
@@ -119,7 +136,10 @@ def register(app: typer.Typer) -> None:
         """Import labels in long format: columns item, rater, label, and optionally
         session, labeled_at, rater_kind, key."""
         try:
-            result = run_import(project, path, file_format, batch_size, again=again)
+            options = read_options(delimiter, mapping, strict, item_field, from_name)
+            result = run_import(
+                project, path, file_format, batch_size, again=again, options=options
+            )
         except (FileFormatError, ServiceError, WriteConflict) as error:
             fail(str(error))
         if result.rejected:

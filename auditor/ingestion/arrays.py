@@ -16,7 +16,7 @@ import numpy as np
 from auditor.domain import LabelArrays, RaterKind
 from auditor.ingestion.batch import KeyUse, check_client_keys, check_rater_kinds, validate_batch
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
-from auditor.ingestion.readers import LabelFileReader
+from auditor.ingestion.readers import LabelFileReader, ReadOptions
 
 BATCH_SIZE = 50_000
 
@@ -27,6 +27,15 @@ def read_label_arrays(
     *,
     file_format: str | None = None,
     batch_size: int = BATCH_SIZE,
+    options: ReadOptions | None = None,
+) -> LabelArrays:
+    """``arrays_from_reader`` on a new reader of ``path``."""
+    reader = LabelFileReader(path, batch_size, file_format, options)
+    return arrays_from_reader(reader, categories)
+
+
+def arrays_from_reader(
+    reader: LabelFileReader, categories: Sequence[str] | None = None
 ) -> LabelArrays:
     """Read a long-format label file (CSV or JSONL) into ``LabelArrays``.
 
@@ -44,7 +53,7 @@ def read_label_arrays(
     parts: list[tuple[np.ndarray, ...]] = []
     errors: list[RowError] = []
     total = 0
-    for raw in LabelFileReader(path, batch_size, file_format):
+    for raw in reader:
         try:
             batch = validate_batch(raw, None)
         except IngestRejected as rejection:
