@@ -20,6 +20,7 @@ from auditor.domain import RaterKind
 from auditor.ingestion.batch import RawBatch, ValidBatch, validate_batch
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
 from auditor.services import NotFound
+from auditor.services.ingest_staged import PostgresStaging, staged_errors, staging_rows
 from auditor.storage import import_repository as imports_repo
 from auditor.storage.db import to_micros, utc_now
 from auditor.storage.models import Project
@@ -129,6 +130,7 @@ def import_batches(
             uow.session, project.id, source, content_hash, created_by, received_at
         )
         result.import_id = record.id
+        staging = PostgresStaging(uow.session) if uow.labels.dialect == "postgresql" else None
         for batch, checked in _validated(batches, names):
             result.rows += len(batch)
             try:
@@ -139,7 +141,10 @@ def import_batches(
                         earlier.id, earlier.source, earlier.created_at, earlier.inserted
                     )
                     break
-                if not result.rejected:  # after a bad batch: report the rest, write nothing
+                if not result.rejected and staging is not None:
+                    staging.copy(staging_rows(checked, categories))
+                    inserted, duplicates = 0, len(checked.duplicate_rows)
+                elif not result.rejected:  # after a bad batch: report the rest, write nothing
                     inserted, duplicates = _write_batch(
                         uow, project, categories, checked, received_at, record.id
                     )
@@ -152,6 +157,14 @@ def import_batches(
                 result.bad_rows += rejection.bad_rows
             if on_batch is not None:
                 on_batch(result)
+        if staging is not None and not result.rejected:
+            staged = staging.finish(project.id, to_micros(received_at), record.id)
+            result.inserted += staged.inserted
+            result.duplicates += staged.duplicates
+            errors, total = staged_errors(staged)
+            result.errors.extend(errors)
+            result.error_count += total
+            result.bad_rows += len({error.row for error in errors})
         if result.rejected:
             result.inserted = result.duplicates = 0
             result.import_id = None

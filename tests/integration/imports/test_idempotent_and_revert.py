@@ -164,3 +164,34 @@ def test_api_batches_follow_the_identity_rule_and_are_recorded(uow, engine, cli)
         ("api", "key 7", 0),
     ]
     assert records[0]["id"] == first.import_id
+
+
+def test_repeats_across_batches_of_one_file(uow, engine, tmp_path) -> None:
+    """Batches of 2 rows: a repeat in a later batch is judged like one in the same batch
+    (PostgreSQL judges them in the staging pass, SQLite against the rows already written)."""
+    from auditor.ingestion.readers import LabelFileReader
+    from auditor.services.ingest import import_batches
+
+    create_project(uow, "pets", ["cat", "dog"])
+    lines = [
+        "item,rater,label,labeled_at,key,rater_kind",
+        "a,ann,cat,2024-05-01T10:00:00Z,,",
+        "b,ann,cat,,k1,",
+        "c,bot,dog,,,model",
+        "a,ann,cat,2024-05-01T10:00:00Z,,",  # line 5: duplicate of line 2
+        "b,ann,cat,,k1,",  # line 6: duplicate of line 3's key
+    ]
+    path = Path(_file(tmp_path, lines))
+    result = import_batches(uow, "pets", LabelFileReader(path, batch_size=2))
+    assert (result.inserted, result.duplicates, result.rejected) == (3, 2, False)
+    # Each kind of repeat with other content, in a later batch than the row it contradicts.
+    for extra, field in [
+        ("a,ann,dog,2024-05-01T10:00:00Z,,", "label"),  # same identity, other label
+        ("x,ann,dog,,k1,", "key"),  # key k1 with other content
+        ("d,bot,cat,,,human", "rater_kind"),  # bot is a model (line 4)
+    ]:
+        path = Path(_file(tmp_path, [*lines[:4], extra], f"bad-{field}.csv"))
+        result = import_batches(uow, "pets", LabelFileReader(path, batch_size=2))
+        assert result.rejected and result.inserted == 0
+        assert [(e.row, e.field) for e in result.errors] == [(5, field)]
+    assert _labels(engine) == 3
