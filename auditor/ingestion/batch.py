@@ -35,6 +35,12 @@ ID_MAX = 200
 TIMESTAMP_MAX = 64
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# labeled_at must lie in [LABELED_AT_MIN, LABELED_AT_MAX) UTC: a year 1 or 9999 is a typo
+# or a placeholder, and would stretch every time window and chart.
+LABELED_AT_MIN = _EPOCH
+LABELED_AT_MAX = datetime(2100, 1, 1, tzinfo=UTC)
+_BOUNDS = "outside [1970-01-01, 2100-01-01) UTC"
+_MAX_SECONDS = int((LABELED_AT_MAX - _EPOCH).total_seconds())
 _ONE_MICROSECOND = timedelta(microseconds=1)
 # C0 and C1 controls, and lone surrogates: what a file that is not UTF-8 decodes to.
 _BAD_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -171,6 +177,15 @@ def _timestamp(value: object) -> Normalised:
         return None, f"must be an ISO 8601 text, got {type(value).__name__}"
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
+    try:
+        inside = LABELED_AT_MIN <= moment < LABELED_AT_MAX
+    except OverflowError:  # an offset pushing a year-1 time before datetime.min
+        inside = False
+    if not inside:
+        return (
+            None,
+            f"{shown(value if isinstance(value, str) else moment.isoformat())} is {_BOUNDS}",
+        )
     return to_micros(moment), None
 
 
@@ -227,7 +242,10 @@ def _plain_utc_column(values: list[object]) -> list[object] | None:
         seconds = np.array([value[:19] for value in values], dtype="datetime64[s]")  # type: ignore[index]
     except ValueError:
         return None
-    return (seconds.astype(np.int64) * 1_000_000).tolist()
+    stamps = seconds.astype(np.int64)
+    if stamps.min() < 0 or stamps.max() >= _MAX_SECONDS:
+        return None  # the caller goes value by value and names the rows out of bounds
+    return (stamps * 1_000_000).tolist()
 
 
 def validate_batch(batch: RawBatch, categories: Sequence[str] | None) -> ValidBatch:

@@ -53,8 +53,7 @@ _RESOLVED = (
     "JOIN raters r ON r.project_id = :p AND r.external_id = st.rater "
 )
 _SESSION = (
-    "LEFT JOIN sessions s ON s.project_id = :p AND s.rater_id = r.id "
-    "AND s.external_id = st.session"
+    "LEFT JOIN sessions s ON s.project_id = :p AND s.rater_id = r.id AND s.external_id = st.session"
 )
 _NO_SESSION = "CROSS JOIN (SELECT NULL::int8 AS id) s"  # no row gives a session
 

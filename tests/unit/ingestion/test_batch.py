@@ -85,7 +85,14 @@ ids = st.text(alphabet=st.characters(codec="utf-8", categories=("L", "N")), min_
 good_records = st.lists(
     st.fixed_dictionaries(
         {"item": ids, "rater": ids, "label": st.sampled_from(CATEGORIES)},
-        optional={"session": ids, "labeled_at": st.datetimes(timezones=st.just(UTC))},
+        optional={
+            "session": ids,
+            "labeled_at": st.datetimes(
+                min_value=datetime(1970, 1, 2),
+                max_value=datetime(2099, 12, 30),
+                timezones=st.just(UTC),
+            ),
+        },
     ),
     min_size=1,
     max_size=40,
@@ -137,7 +144,7 @@ def _times(values: list[str]) -> RawBatch:
 def test_whole_column_timestamps_agree_with_one_by_one(bad: str) -> None:
     """The vectorised path for plain UTC timestamps gives the same microseconds as
     datetime.fromisoformat, and a column with an impossible date still names its row."""
-    good = ["2024-02-29T23:59:59Z", "1970-01-01T00:00:00Z", "0001-01-01T00:00:00Z"]
+    good = ["2024-02-29T23:59:59Z", "1970-01-01T00:00:00Z", "2099-12-31T23:59:59Z"]
     valid = validate_batch(_times(good), ["a"])
     assert valid.labeled_at == [to_micros(datetime.fromisoformat(value)) for value in good]
     with pytest.raises(IngestRejected) as caught:
@@ -145,8 +152,28 @@ def test_whole_column_timestamps_agree_with_one_by_one(bad: str) -> None:
     assert [(e.row, e.field) for e in caught.value.errors] == [(5, "labeled_at")]
 
 
-@given(st.lists(st.datetimes(timezones=st.just(UTC)), min_size=1, max_size=20))
+IN_BOUNDS = st.datetimes(
+    min_value=datetime(1970, 1, 1), max_value=datetime(2099, 12, 31), timezones=st.just(UTC)
+)
+
+
+@given(st.lists(IN_BOUNDS, min_size=1, max_size=20))
 def test_plain_utc_column_matches_fromisoformat(moments: list[datetime]) -> None:
     texts = [m.replace(microsecond=0, tzinfo=None).isoformat() + "Z" for m in moments]
     valid = validate_batch(_times(texts), ["a"])
     assert valid.labeled_at == [to_micros(datetime.fromisoformat(t)) for t in texts]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["1969-12-31T23:59:59Z", "2100-01-01T00:00:00Z", "0001-01-01T00:00:00Z",
+     "9999-12-31T23:59:59-05:00", "1970-01-01T00:30:00+01:00"],
+)  # fmt: skip
+def test_labeled_at_out_of_bounds_names_its_row(bad: str) -> None:
+    """[1970-01-01, 2100-01-01) UTC, on both the whole-column and the one-by-one path."""
+    good = ["1970-01-01T00:00:00Z", "2099-12-31T23:59:59Z"]
+    assert validate_batch(_times(good), ["a"]).labeled_at is not None
+    with pytest.raises(IngestRejected) as caught:
+        validate_batch(_times([*good, bad]), ["a"])
+    assert [(e.row, e.field) for e in caught.value.errors] == [(4, "labeled_at")]
+    assert "outside [1970-01-01, 2100-01-01) UTC" in caught.value.errors[0].message
