@@ -131,9 +131,11 @@ def stored_identities(
         connection.exec_driver_sql(
             "INSERT INTO incoming_identity VALUES (?, ?, ?, ?, ?)", list(rows)
         )
+        # CROSS JOIN fixes the loop order in SQLite: each incoming row probes the identity
+        # index. Left to the planner (no statistics), it scanned labels per incoming row.
         found = connection.exec_driver_sql(
             "SELECT t.pos, l.category_id, l.import_id FROM incoming_identity t "
-            "JOIN labels l ON l.project_id = ? AND l.item_id = t.item_id "
+            "CROSS JOIN labels l WHERE l.project_id = ? AND l.item_id = t.item_id "
             "AND l.rater_id = t.rater_id AND l.labeled_at = t.labeled_at "
             "AND l.session_id IS t.session_id",
             (project_id,),
