@@ -115,6 +115,7 @@ def test_same_identity_with_another_label_is_a_conflict_naming_the_row(
     assert result.exit_code == 1
     assert "row 4, field 'label'" in result.stderr and "in row 3" in result.stderr
     assert _labels(engine) == 18
+    assert len(_imports(cli)) == 1  # a rejected file leaves no import record either
 
 
 def test_revert_deletes_that_import_only_and_once(cli, engine, tmp_path) -> None:
