@@ -95,6 +95,7 @@ class IngestOut(BaseModel):
     inserted: int
     duplicates: int
     max_label_id: int | None
+    import_id: int | None = None  # the batch's import record (GET .../imports/{id})
 
 
 class ProjectCreate(BaseModel):
@@ -221,11 +222,21 @@ class HistoryPointOut(BaseModel):
     snapshot_id: int
 
 
+class RevertMarkOut(BaseModel):
+    """An import reverted: labels left the project at ``reverted_at``."""
+
+    import_id: int
+    source: str
+    reverted_at: datetime | None
+    labels: int | None
+
+
 class HistoryOut(BaseModel):
     metric: str
     subject: str
     max_points: int
     points: list[HistoryPointOut]
+    reverts: list[RevertMarkOut] = []
 
 
 class MeasureOut(BaseModel):

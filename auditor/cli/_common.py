@@ -3,6 +3,7 @@ unit of work on the configured database, and times given as options."""
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
 from typing import NoReturn
 
@@ -36,3 +37,14 @@ def parse_time(text: str, option: str) -> datetime:
     if out_of_range is not None:
         fail(f"{option}: {out_of_range}", 2)
     return moment
+
+
+def confirm(question: str, yes: bool) -> None:
+    """A destructive command's guard: ``--yes`` goes ahead; on a terminal the person is
+    asked; otherwise (a script, a pipe) it refuses with exit 2 rather than guess."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        fail(f"{question} Not on a terminal: add --yes to confirm.", 2)
+    if not typer.confirm(question, default=False):
+        fail("cancelled: nothing was changed", 1)

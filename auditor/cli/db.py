@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from auditor.cli._common import fail
+from auditor.cli._common import confirm, fail
 from auditor.config import get_settings
 from auditor.storage import migrate
 from auditor.storage.db import display_url
@@ -26,10 +26,15 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"database at revision {migrate.current(url)}")
 
     @db.command("downgrade")
-    def downgrade(revision: str = typer.Argument(..., help="Target revision, or 'base'.")) -> None:
+    def downgrade(
+        revision: str = typer.Argument(..., help="Target revision, or 'base'."),
+        yes: bool = typer.Option(False, "--yes", help="Do not ask (needed off a terminal)."),
+    ) -> None:
         """Undo migrations down to REVISION ('base' drops every table)."""
         url = get_settings().database_url
         try:
+            migrate.check_revision(revision)
+            confirm(f"Downgrade the database to {revision}? Dropped tables lose their rows.", yes)
             migrate.downgrade(url, revision)
         except migrate.UnknownRevisionError as error:
             fail(str(error), code=2)

@@ -6,16 +6,29 @@ one transaction: a file with any bad row writes nothing, and the report names th
 
 from __future__ import annotations
 
+import hashlib
 import sys
-from enum import StrEnum
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
 
 from auditor.cli._common import fail
+from auditor.cli._read_options import (
+    BATCH_SIZE,
+    DELIMITER,
+    FORMAT,
+    FROM_NAME,
+    ITEM_FIELD,
+    MAP,
+    STRICT,
+    FileFormat,
+    notices,
+    read_options,
+)
 from auditor.config import get_settings
 from auditor.ingestion.errors import FileFormatError
-from auditor.ingestion.readers import LabelFileReader
+from auditor.ingestion.readers import LabelFileReader, ReadOptions
 from auditor.services import ServiceError
 from auditor.services.ingest import ImportResult, import_batches
 from auditor.storage.db import make_engine
@@ -23,16 +36,20 @@ from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 
 
-class FileFormat(StrEnum):
-    CSV = "csv"
-    JSONL = "jsonl"
-
-
 def summary(path: Path, result: ImportResult) -> str:
+    if result.repeats is not None:
+        earlier = result.repeats
+        return (
+            f"error: {path.name} has the same content as import {earlier.id} "
+            f"({earlier.source}, {earlier.created_at.isoformat(timespec='seconds')}, "
+            f"{earlier.inserted} inserted) and rows that neither labeled_at nor a key "
+            "identify; nothing was imported. Use --again to import it again, or "
+            f"`auditor imports revert` to undo import {earlier.id} first."
+        )
     if not result.rejected:
         return (
             f"{path.name}: {result.rows} rows, {result.inserted} inserted, "
-            f"{result.duplicates} duplicates, 0 rejected"
+            f"{result.duplicates} duplicates, 0 rejected (import {result.import_id})"
         )
     lines = [f"  {error}" for error in result.errors]
     if result.error_count > len(result.errors):
@@ -44,15 +61,51 @@ def summary(path: Path, result: ImportResult) -> str:
     return "\n".join(lines)
 
 
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as binary:
+        while chunk := binary.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def run_import(
-    project: str, path: Path, file_format: str | None = None, batch_size: int | None = None
+    project: str,
+    path: Path,
+    file_format: str | None = None,
+    batch_size: int | None = None,
+    *,
+    again: bool = False,
+    options: ReadOptions | None = None,
 ) -> ImportResult:
     """Import ``path`` into ``project`` with a progress bar when stderr is a terminal."""
     settings = get_settings()
-    reader = LabelFileReader(path, batch_size or settings.import_batch_size, file_format)
-    uow = UnitOfWork(make_engine(settings.database_url))
+    size = batch_size or settings.import_batch_size
+    reader = LabelFileReader(path, size, file_format, options)
+    try:
+        return _run(reader, project, path, again, settings.database_url)
+    finally:
+        for line in notices(reader):
+            typer.echo(line, err=True)
+
+
+def _run(reader: LabelFileReader, project: str, path: Path, again: bool, url: str) -> ImportResult:
+    uow = UnitOfWork(make_engine(url))
+    content_hash = file_sha256(path)
+
+    def run(on_batch: Callable[[ImportResult], None] | None = None) -> ImportResult:
+        return import_batches(
+            uow,
+            project,
+            reader,
+            on_batch=on_batch,
+            source=path.name,
+            content_hash=content_hash,
+            again=again,
+        )
+
     if not sys.stderr.isatty():
-        return import_batches(uow, project, reader)
+        return run()
     with typer.progressbar(length=reader.size, label=path.name, file=sys.stderr) as bar:
         done = 0
 
@@ -61,7 +114,7 @@ def run_import(
             bar.update(reader.position - done)
             done = reader.position
 
-        return import_batches(uow, project, reader, on_batch=advance)
+        return run(advance)
 
 
 def register(app: typer.Typer) -> None:
@@ -69,17 +122,24 @@ def register(app: typer.Typer) -> None:
     def import_(
         project: str = typer.Argument(..., help="Project slug."),
         path: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True),
-        file_format: FileFormat | None = typer.Option(
-            None, "--format", help="Default: from the extension (.csv, .jsonl, .ndjson)."
-        ),
-        batch_size: int | None = typer.Option(
-            None, min=1, help="Rows per batch (default AUDITOR_IMPORT_BATCH_SIZE)."
+        file_format: FileFormat | None = FORMAT,
+        delimiter: str | None = DELIMITER,
+        mapping: str | None = MAP,
+        strict: bool = STRICT,
+        item_field: str | None = ITEM_FIELD,
+        from_name: str | None = FROM_NAME,
+        batch_size: int | None = BATCH_SIZE,
+        again: bool = typer.Option(
+            False, "--again", help="Import a file whose content was imported before anyway."
         ),
     ) -> None:
         """Import labels in long format: columns item, rater, label, and optionally
         session, labeled_at, rater_kind, key."""
         try:
-            result = run_import(project, path, file_format, batch_size)
+            options = read_options(delimiter, mapping, strict, item_field, from_name)
+            result = run_import(
+                project, path, file_format, batch_size, again=again, options=options
+            )
         except (FileFormatError, ServiceError, WriteConflict) as error:
             fail(str(error))
         if result.rejected:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from auditor.cli._common import fail, unit_of_work
+from auditor.cli._common import confirm, fail, unit_of_work
 from auditor.config import get_settings
 from auditor.domain import CollapsePolicy, IntervalMethod, RaterModel, RhoMode, RhoUnrated
 from auditor.services import ServiceError
@@ -147,3 +147,22 @@ def register(app: typer.Typer) -> None:
             typer.echo(", ".join(remove_category(unit_of_work(), slug, name)))
         except ServiceError as error:
             fail(str(error))
+
+    @project.command("delete")
+    def delete(
+        slug: str,
+        yes: bool = typer.Option(False, "--yes", help="Do not ask (needed off a terminal)."),
+    ) -> None:
+        """Delete a project and everything it owns (labels, imports, snapshots, alerts,
+        keys), in one transaction."""
+        from auditor.services.imports import delete_project
+
+        try:
+            view = show_project(unit_of_work(read_only=True), slug)
+            counts = ", ".join(f"{n} {name}" for name, n in (view.counts or {}).items())
+            confirm(f"Delete project {slug} and everything it owns ({counts})?", yes)
+            deleted = delete_project(unit_of_work(), slug)
+        except ServiceError as error:
+            fail(str(error))
+        rows = ", ".join(f"{n} {table}" for table, n in sorted(deleted.items()))
+        typer.echo(f"project {slug} deleted: {rows}")

@@ -10,19 +10,35 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import typer
 
 from auditor.cli._common import fail
+from auditor.cli._read_options import (
+    BATCH_SIZE,
+    DELIMITER,
+    FORMAT,
+    FROM_NAME,
+    ITEM_FIELD,
+    MAP,
+    STRICT,
+    FileFormat,
+    notices,
+    read_options,
+)
 from auditor.domain import (
     CollapsePolicy,
     IntervalMethod,
+    LabelArrays,
     ProjectSettings,
     RaterModel,
     RhoMode,
     RhoUnrated,
 )
-from auditor.ingestion.arrays import read_label_file
+from auditor.ingestion.arrays import BATCH_SIZE as DEFAULT_BATCH_SIZE
+from auditor.ingestion.arrays import read_with_dropped
 from auditor.ingestion.errors import FileFormatError, IngestRejected
+from auditor.ingestion.readers import LabelFileReader
 from auditor.stats import Measure, MeasureSet, compute_measures
 from auditor.stats.export import measure_set_to_dict
 
@@ -34,6 +50,28 @@ def rejection_message(path: Path, rejection: IngestRejected) -> str:
         lines.append(f"... and {rejection.total - len(rejection.errors)} more")
     lines.append(f"{path.name}: {rejection.total} bad row value(s)")
     return "\n".join(lines)
+
+
+def _category_names(option: str | None) -> list[str] | None:
+    """--categories: a file with one name per line (so a name may hold a comma), else a
+    comma-separated list."""
+    if option is None:
+        return None
+    path = Path(option)
+    if path.is_file():
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+        return [line.strip() for line in lines if line.strip()]
+    return [c.strip() for c in option.split(",")]
+
+
+def vocabulary_notice(arrays: LabelArrays) -> str:
+    """The vocabulary inferred from the file, with counts: a typo ('kat') or a case slip
+    ('Dog') shows up as a category of its own."""
+    counts = np.bincount(arrays.category, minlength=len(arrays.category_names))
+    listed = ", ".join(
+        f"{name} {int(n)}" for name, n in zip(arrays.category_names, counts, strict=True)
+    )
+    return f"categories inferred from the file (fix them with --categories): {listed}"
 
 
 def _number(value: float | None) -> str:
@@ -97,7 +135,18 @@ def register(app: typer.Typer) -> None:
         file: Path = typer.Argument(
             ..., help="Label file (.csv, .jsonl): item, rater, label[, labeled_at, ...]"
         ),
-        categories: str | None = typer.Option(None, help="Ordered categories, e.g. a,b,c"),
+        categories: str | None = typer.Option(
+            None,
+            help="Ordered categories, e.g. a,b,c, or a file with one name per line "
+            "(default: the labels seen, listed with their counts)",
+        ),
+        file_format: FileFormat | None = FORMAT,
+        delimiter: str | None = DELIMITER,
+        mapping: str | None = MAP,
+        strict: bool = STRICT,
+        item_field: str | None = ITEM_FIELD,
+        from_name: str | None = FROM_NAME,
+        batch_size: int | None = BATCH_SIZE,
         collapse: CollapsePolicy = typer.Option(CollapsePolicy.FIRST),
         rho_mode: RhoMode = typer.Option(RhoMode.APPROXIMATE),
         rho_unrated: RhoUnrated = typer.Option(RhoUnrated.POOL),
@@ -113,8 +162,10 @@ def register(app: typer.Typer) -> None:
         """Every agreement measure of one label file (no database)."""
         if not file.is_file():
             fail(f"{file}: no such file", code=2)
+        options = read_options(delimiter, mapping, strict, item_field, from_name)
+        reader = LabelFileReader(file, batch_size or DEFAULT_BATCH_SIZE, file_format, options)
         try:
-            names = None if categories is None else [c.strip() for c in categories.split(",")]
+            names = _category_names(categories)
             settings = ProjectSettings(
                 collapse=collapse,
                 rho_mode=rho_mode,
@@ -124,7 +175,13 @@ def register(app: typer.Typer) -> None:
                 interval_level=level,
                 bootstrap_resamples=resamples,
             )
-            arrays, dropped = read_label_file(file, names)
+            try:
+                arrays, dropped = read_with_dropped(reader, names)
+            finally:
+                for line in notices(reader):
+                    typer.echo(line, err=True)
+            if names is None:
+                typer.echo(vocabulary_notice(arrays), err=True)
             result = compute_measures(arrays, settings, seed=seed)
         except IngestRejected as rejection:
             fail(rejection_message(file, rejection))

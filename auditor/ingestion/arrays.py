@@ -2,11 +2,10 @@
 
 The same readers and the same row checks as ``auditor import``, so a file is accepted or
 refused for the same reasons, with the same row numbers. What differs is only where rows go:
-here into dense integer columns. Rows with a client key repeating an earlier row's label are
-counted once, as the import would store them once. Rows equal in item, rater, label, session
-and a given labeled_at are one look sent twice, not a repeated presentation: they count once
-too (``read_label_file`` says how many were dropped). A row without labeled_at is always a look
-of its own: nothing tells a resend from a second look.
+here into dense integer columns. Rows the import would store once count once: a client key
+repeating an earlier row's label, and a row repeating an earlier row's natural identity (item,
+rater, session, a given labeled_at) with the same label. Such a row is one look sent twice,
+not a repeated presentation; how many were dropped is returned beside the arrays.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import numpy as np
 from auditor.domain import LabelArrays, RaterKind
 from auditor.ingestion.batch import KeyUse, check_client_keys, check_rater_kinds, validate_batch
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
-from auditor.ingestion.readers import LabelFileReader
+from auditor.ingestion.readers import LabelFileReader, ReadOptions
 
 BATCH_SIZE = 50_000
 
@@ -30,43 +29,25 @@ def read_label_arrays(
     *,
     file_format: str | None = None,
     batch_size: int = BATCH_SIZE,
+    options: ReadOptions | None = None,
 ) -> LabelArrays:
-    """``read_label_file`` without the count of dropped duplicate rows."""
-    return read_label_file(path, categories, file_format=file_format, batch_size=batch_size)[0]
+    """``arrays_from_reader`` on a new reader of ``path``."""
+    reader = LabelFileReader(path, batch_size, file_format, options)
+    return arrays_from_reader(reader, categories)
 
 
-def _first_of_duplicates(
-    item: np.ndarray, rater: np.ndarray, label: np.ndarray, session: np.ndarray, at: np.ndarray
-) -> np.ndarray:
-    """Mask (n,) of rows to keep: the first of the rows equal in item, rater, label, session
-    and ``at`` (the caller gives rows without labeled_at an ``at`` of their own).
-
-    Only rows of an (item, rater) cell seen more than once can be duplicates: one sort of the
-    cell keys finds them, and only those few rows are sorted on all five columns.
-    """
-    keep = np.ones(item.shape[0], dtype=bool)
-    cell = item * (int(rater.max()) + 1) + rater
-    _, inverse, counts = np.unique(cell, return_inverse=True, return_counts=True)
-    candidates = np.flatnonzero(counts[inverse.reshape(-1)] > 1)
-    if candidates.shape[0] < 2:
-        return keep
-    columns = (at[candidates], session[candidates], label[candidates], cell[candidates])
-    order = candidates[np.lexsort(columns)]  # stable: the first row of a run comes first
-    same = np.ones(order.shape[0] - 1, dtype=bool)
-    for column in (cell, label, session, at):  # bounded by the five key columns
-        same &= column[order[1:]] == column[order[:-1]]
-    keep[order[1:][same]] = False
-    return keep
+def arrays_from_reader(
+    reader: LabelFileReader, categories: Sequence[str] | None = None
+) -> LabelArrays:
+    """``read_with_dropped`` without the count of dropped rows."""
+    return read_with_dropped(reader, categories)[0]
 
 
-def read_label_file(
-    path: Path,
-    categories: Sequence[str] | None = None,
-    *,
-    file_format: str | None = None,
-    batch_size: int = BATCH_SIZE,
+def read_with_dropped(
+    reader: LabelFileReader, categories: Sequence[str] | None = None
 ) -> tuple[LabelArrays, int]:
-    """Read a long-format label file (CSV or JSONL) into ``LabelArrays``.
+    """Read a long-format label file (CSV or JSONL) into ``LabelArrays``, and the number of
+    rows dropped as duplicates of an earlier row (see the module docstring).
 
     ``categories`` orders the vocabulary; None takes the sorted labels seen. ``order`` is
     labeled_at in microseconds, or the row number for a row without one. Raises
@@ -78,11 +59,11 @@ def read_label_file(
     labels: dict[str, int] = {}
     kinds: dict[str, tuple[RaterKind, int]] = {}  # rater -> (kind, first row that stated it)
     keys: dict[str, KeyUse] = {}  # client key -> what its first row said
-    sessions: dict[str | None, int] = {}
+    sessions: dict[str | None, int] = {None: -1}
     parts: list[tuple[np.ndarray, ...]] = []
     errors: list[RowError] = []
-    total = 0
-    for raw in LabelFileReader(path, batch_size, file_format):
+    total = dropped = 0
+    for raw in reader:
         try:
             batch = validate_batch(raw, None)
         except IngestRejected as rejection:
@@ -96,6 +77,7 @@ def read_label_file(
         total += len(stray)
         if total:
             continue  # a bad file: keep reading only to report its other bad rows
+        dropped += len(batch.duplicate_rows)
         keep = [p for p in range(len(batch)) if p not in batch.duplicate_rows]
         rows = np.asarray(batch.rows, dtype=np.int64)[keep]
         times = batch.labeled_at or [None] * len(batch)
@@ -103,8 +85,16 @@ def read_label_file(
             [row if at is None else at for row, at in zip(batch.rows, times, strict=True)],
             dtype=np.int64,
         )[keep]
-        timed = np.asarray([at is not None for at in times], dtype=np.int64)[keep]
-        session = _indices(batch.session or [None] * len(batch), sessions)[keep]
+        row_keys = batch.key or [None] * len(batch)
+        timed = np.asarray(
+            [at is not None and k is None for at, k in zip(times, row_keys, strict=True)],
+            dtype=bool,
+        )[keep]
+        session = (
+            _indices(batch.session, sessions)[keep]
+            if batch.session is not None
+            else np.full(len(keep), -1, dtype=np.int64)
+        )
         parts.append(
             (
                 rows,
@@ -112,21 +102,19 @@ def read_label_file(
                 _indices(batch.rater, raters)[keep],
                 _indices(batch.label, labels)[keep],
                 order,
-                session,
                 timed,
+                session,
             )
         )
     if total:
         raise IngestRejected(errors, total=total)
     empty = np.empty(0, dtype=np.int64)
-    row, item, rater, label, order, session, timed = (
+    row, item, rater, label, order, timed, session = (
         [np.concatenate(column) for column in zip(*parts, strict=True)] if parts else [empty] * 7
     )
-    # a row without labeled_at gets its row number as ``at``: unique, so it is always kept
-    at = np.where(timed > 0, order, -1 - row)
-    keep = _first_of_duplicates(item, rater, label, session, at) if len(row) else empty > 0
-    dropped = int((~keep).sum())
-    if dropped:
+    if len(row):
+        keep = _identity_duplicates(row, item, rater, session, order, timed.astype(bool), label)
+        dropped += int((~keep).sum())
         row, item, rater, label, order = (a[keep] for a in (row, item, rater, label, order))
     names = list(categories) if categories is not None else sorted(labels)
     category = _categories(names, labels, label, row)
@@ -172,3 +160,51 @@ def _categories(
         ]
         raise IngestRejected(errors, total=len(unknown))
     return category
+
+
+def _identity_duplicates(
+    row: np.ndarray,
+    item: np.ndarray,
+    rater: np.ndarray,
+    session: np.ndarray,
+    at: np.ndarray,
+    timed: np.ndarray,
+    label: np.ndarray,
+) -> np.ndarray:
+    """Positions to keep: a row that gives labeled_at (and no key) and repeats an earlier
+    row's natural identity (item, rater, session, labeled_at) with the same label is a
+    duplicate, as the import would store it once; with another label it is an error naming
+    both rows.
+    Column-wise: sort by identity, compare neighbours."""
+    keep = np.ones(len(row), dtype=bool)
+    candidates = np.flatnonzero(timed)
+    if len(candidates) < 2:
+        return keep
+    columns = (row[candidates], at[candidates], session[candidates])
+    ordering = candidates[np.lexsort((*columns, rater[candidates], item[candidates]))]
+    same = (
+        (item[ordering][1:] == item[ordering][:-1])
+        & (rater[ordering][1:] == rater[ordering][:-1])
+        & (session[ordering][1:] == session[ordering][:-1])
+        & (at[ordering][1:] == at[ordering][:-1])
+    )
+    if not same.any():
+        return keep
+    # Each repeat is compared with the first row of its run of equal identities.
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    first = ordering[starts[np.cumsum(np.concatenate(([True], ~same))) - 1]]
+    repeat = np.concatenate(([False], same))
+    later, earliest = ordering[repeat], first[repeat]
+    conflict = label[later] != label[earliest]
+    if conflict.any():
+        errors = [
+            RowError(
+                int(row[p]),
+                "label",
+                f"conflicts with row {int(row[q])}: same item, rater, session and labeled_at",
+            )
+            for p, q in zip(later[conflict], earliest[conflict], strict=True)
+        ]
+        raise IngestRejected(errors[:MAX_REPORTED_ERRORS], total=len(errors))
+    keep[later] = False
+    return keep

@@ -273,6 +273,7 @@ def validate_batch(batch: RawBatch, categories: Sequence[str] | None) -> ValidBa
     if not errors:
         check_rater_kinds(valid, errors)
         check_client_keys(valid, errors)
+        check_natural_identity(valid, errors)
     if errors:
         raise IngestRejected(errors)
     return valid
@@ -345,3 +346,36 @@ def check_client_keys(
         else:
             message = f"client key {shown(key)} is used in row {first_row} for a different label"
             errors.append(RowError(row, "key", message))
+
+
+IdentityUse = tuple[str, int]  # label, row
+
+
+def check_natural_identity(
+    batch: ValidBatch, errors: list[RowError], seen: dict[tuple, IdentityUse] | None = None
+) -> None:
+    """Rows that give labeled_at and no client key (a key is the row's identity) are
+    identified by (item, rater, session, labeled_at): the same identity again with the same
+    label is a duplicate (skipped), with another label a conflict. ``seen`` carries earlier
+    batches of the same file (None: this batch alone)."""
+    if batch.labeled_at is None:
+        return
+    seen = {} if seen is None else seen
+    sessions = batch.session or [None] * len(batch)
+    keys = batch.key or [None] * len(batch)
+    for position, at in enumerate(batch.labeled_at):
+        if at is None or keys[position] is not None or position in batch.duplicate_rows:
+            continue
+        row = batch.rows[position]
+        identity = (batch.item[position], batch.rater[position], sessions[position], at)
+        label, first_row = seen.setdefault(identity, (batch.label[position], row))
+        if first_row == row:
+            continue
+        if label == batch.label[position]:
+            batch.duplicate_rows.add(position)
+        else:
+            message = (
+                f"{shown(batch.label[position])} conflicts with {shown(label)} in row "
+                f"{first_row}: same item, rater, session and labeled_at"
+            )
+            errors.append(RowError(row, "label", message))

@@ -56,13 +56,16 @@ def post_labels(
     *,
     idempotency_key: str | None = None,
     request_hash: str = "",
+    created_by: str = "api",
 ) -> PostResult:
-    """Write one batch (all or nothing), at most once per idempotency key."""
+    """Write one batch (all or nothing), at most once per idempotency key. The batch is
+    recorded as an import by ``created_by`` (the key's id)."""
     if idempotency_key is None:
-        return PostResult(200, _body(ingest_labels(uow, slug, batch)), False)
+        result = ingest_labels(uow, slug, batch, created_by=created_by)
+        return PostResult(200, _body(result), False)
     for attempt in range(RACE_RETRIES):
         try:
-            return _post_once(uow, slug, batch, idempotency_key, request_hash)
+            return _post_once(uow, slug, batch, idempotency_key, request_hash, created_by)
         except WriteConflict:
             if attempt == RACE_RETRIES - 1:
                 raise
@@ -70,7 +73,7 @@ def post_labels(
 
 
 def _post_once(
-    uow: UnitOfWork, slug: str, batch: RawBatch, key: str, request_hash: str
+    uow: UnitOfWork, slug: str, batch: RawBatch, key: str, request_hash: str, created_by: str
 ) -> PostResult:
     with uow:
         project = find_project(uow, slug)
@@ -85,7 +88,7 @@ def _post_once(
                     f"Idempotency-Key {key!r} was already used with a different request body"
                 )
             return PostResult(status, response, True)
-        body = _body(write_labels(uow, project, batch))
+        body = _body(write_labels(uow, project, batch, created_by=created_by))
         repo.finish_idempotency_key(session, project.id, key, 200, body)
         uow.commit()
     return PostResult(200, body, False)

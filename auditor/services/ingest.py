@@ -20,6 +20,8 @@ from auditor.domain import RaterKind
 from auditor.ingestion.batch import RawBatch, ValidBatch, validate_batch
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
 from auditor.services import Conflict, NotFound
+from auditor.services.ingest_staged import PostgresStaging, staged_errors, staging_rows
+from auditor.storage import import_repository as imports_repo
 from auditor.storage.db import to_micros, utc_now
 from auditor.storage.models import Project
 from auditor.storage.repositories import WriteConflict
@@ -33,6 +35,17 @@ class IngestResult:
     inserted: int
     duplicates: int
     max_label_id: int | None
+    import_id: int | None = None
+
+
+@dataclass(frozen=True)
+class EarlierImport:
+    """The import whose content a refused file repeats."""
+
+    id: int
+    source: str
+    created_at: datetime
+    inserted: int
 
 
 @dataclass
@@ -46,10 +59,14 @@ class ImportResult:
     errors: list[RowError] = field(default_factory=list)
     error_count: int = 0
     bad_rows: int = 0
+    import_id: int | None = None
+    # Set when the file repeats an earlier import's content and has rows that only their
+    # content could identify (no labeled_at, no key): nothing was written.
+    repeats: EarlierImport | None = None
 
     @property
     def rejected(self) -> bool:
-        return self.error_count > 0
+        return self.error_count > 0 or self.repeats is not None
 
 
 def ingest_labels(
@@ -58,6 +75,7 @@ def ingest_labels(
     rows: RawBatch | Sequence[Mapping[str, object]],
     *,
     received_at: datetime | None = None,
+    created_by: str = "service",
 ) -> IngestResult:
     """Write one batch of labels or nothing (``IngestRejected`` names the bad rows).
 
@@ -68,7 +86,8 @@ def ingest_labels(
     for attempt in range(RACE_RETRIES):
         try:
             with uow:
-                result = write_labels(uow, find_project(uow, project_slug), batch, received_at)
+                project = find_project(uow, project_slug)
+                result = write_labels(uow, project, batch, received_at, created_by=created_by)
                 uow.commit()
             return result
         except WriteConflict:
@@ -85,13 +104,24 @@ def import_batches(
     batches: Iterable[RawBatch],
     *,
     on_batch: Callable[[ImportResult], None] | None = None,
+    source: str = "file",
+    content_hash: str | None = None,
+    again: bool = False,
+    created_by: str = "cli",
 ) -> ImportResult:
     """Import a file's batches in one transaction (see the module docstring).
 
     The whole file is parsed and validated BEFORE the write transaction begins, so SQLite's
     write lock (taken when a writer begins) is held for the write only, not for the parse:
     API writes and recomputes wait seconds, not minutes. A file with a bad row never opens
-    the write transaction at all."""
+    the write transaction at all.
+
+    The import is recorded (``source``, ``content_hash``, counts, ``created_by``) and its
+    labels carry the record's id. A file whose ``content_hash`` matches an earlier import of
+    the project that is not reverted is refused (``result.repeats``) when it has a row that
+    neither labeled_at nor a key identifies, unless ``again``: rows that are identified are
+    recognised one by one as duplicates instead.
+    """
     result = ImportResult()
     received_at = utc_now()
     with UnitOfWork(uow.engine, read_only=True) as reader:
@@ -100,10 +130,7 @@ def import_batches(
     for batch, checked in _validated(batches, names):
         result.rows += len(batch)
         if isinstance(checked, IngestRejected):
-            room = MAX_REPORTED_ERRORS - len(result.errors)
-            result.errors.extend(checked.errors[: max(room, 0)])
-            result.error_count += checked.total
-            result.bad_rows += checked.bad_rows
+            _add_errors(result, checked)
         elif not result.rejected:  # after a bad batch: report the rest, keep nothing
             valid.append(checked)
         if on_batch is not None:
@@ -119,13 +146,64 @@ def import_batches(
                 f"categories {sorted(gone)} left project {project_slug!r} during the import; "
                 "nothing was written"
             )
-        while valid:
-            inserted, duplicates = _write_batch(uow, project, categories, valid.pop(0), received_at)
-            result.inserted += inserted
-            result.duplicates += duplicates
+        if content_hash is not None and not again and any(_unidentified(b) for b in valid):
+            earlier = imports_repo.find_by_hash(uow.session, project.id, content_hash)
+            if earlier is not None:
+                result.repeats = EarlierImport(
+                    earlier.id, earlier.source, earlier.created_at, earlier.inserted
+                )
+                return result  # nothing written
+        record = imports_repo.create_import(
+            uow.session, project.id, source, content_hash, created_by, received_at
+        )
+        result.import_id = record.id
+        staging = PostgresStaging(uow.session) if uow.labels.dialect == "postgresql" else None
+        while valid and not result.rejected:
+            checked = valid.pop(0)
+            try:
+                if staging is not None:
+                    staging.copy(staging_rows(checked, categories))
+                    result.duplicates += len(checked.duplicate_rows)  # within the batch
+                else:
+                    inserted, duplicates = _write_batch(
+                        uow, project, categories, checked, received_at, record.id
+                    )
+                    result.inserted += inserted
+                    result.duplicates += duplicates
+            except IngestRejected as rejection:  # a conflict with stored labels
+                _add_errors(result, rejection)
+        if staging is not None and not result.rejected:
+            staged = staging.finish(project.id, to_micros(received_at), record.id)
+            result.inserted += staged.inserted
+            result.duplicates += staged.duplicates
+            errors, total = staged_errors(staged)
+            result.errors.extend(errors)
+            result.error_count += total
+            result.bad_rows += len({error.row for error in errors})
+        if result.rejected:
+            result.inserted = result.duplicates = 0
+            result.import_id = None
+            return result  # leaving the block rolls back
+        imports_repo.finish_import(
+            uow.session, record, result.rows, result.inserted, result.duplicates
+        )
         result.max_label_id = uow.labels.max_label_id(project.id)
         uow.commit()
     return result
+
+
+def _add_errors(result: ImportResult, rejection: IngestRejected) -> None:
+    room = MAX_REPORTED_ERRORS - len(result.errors)
+    result.errors.extend(rejection.errors[: max(room, 0)])
+    result.error_count += rejection.total
+    result.bad_rows += rejection.bad_rows
+
+
+def _unidentified(batch: ValidBatch) -> bool:
+    """Does a row carry neither labeled_at nor a client key?"""
+    times = batch.labeled_at or [None] * len(batch)
+    keys = batch.key or [None] * len(batch)
+    return any(at is None and key is None for at, key in zip(times, keys, strict=True))
 
 
 def _validated(
@@ -146,14 +224,24 @@ def find_project(uow: UnitOfWork, slug: str) -> Project:
 
 
 def write_labels(
-    uow: UnitOfWork, project: Project, batch: RawBatch, received_at: datetime | None = None
+    uow: UnitOfWork,
+    project: Project,
+    batch: RawBatch,
+    received_at: datetime | None = None,
+    *,
+    created_by: str = "service",
+    content_hash: str | None = None,
 ) -> IngestResult:
     """Validate and write one batch inside the caller's unit of work (the caller commits), so
-    other writes (an idempotency record) can share the transaction. Raises like
-    ``ingest_labels``."""
+    other writes (an idempotency record) can share the transaction. The batch is recorded
+    as an import (source "api"). Raises like ``ingest_labels``."""
     categories = _category_ids(uow, project)
-    inserted, duplicates = _write_batch(uow, project, categories, batch, received_at)
-    return IngestResult(inserted, duplicates, uow.labels.max_label_id(project.id))
+    record = imports_repo.create_import(
+        uow.session, project.id, "api", content_hash, created_by, received_at or utc_now()
+    )
+    inserted, duplicates = _write_batch(uow, project, categories, batch, received_at, record.id)
+    imports_repo.finish_import(uow.session, record, len(batch), inserted, duplicates)
+    return IngestResult(inserted, duplicates, uow.labels.max_label_id(project.id), record.id)
 
 
 def _category_ids(uow: UnitOfWork, project: Project) -> dict[str, int]:
@@ -166,6 +254,7 @@ def _write_batch(
     categories: dict[str, int],
     raw: RawBatch | ValidBatch,
     received_at: datetime | None,
+    import_id: int | None = None,
 ) -> tuple[int, int]:
     """Validate (unless given a ``ValidBatch``), resolve and insert one batch inside the
     caller's transaction.
@@ -190,12 +279,15 @@ def _write_batch(
     if batch.key is not None:
         content = (item_ids, rater_ids, category_ids, session_ids)
         skip |= _stored_duplicates(uow, project.id, batch, content, errors)
+    if batch.labeled_at is not None:
+        content = (item_ids, rater_ids, category_ids, session_ids)
+        skip |= _stored_identities(uow, project.id, batch, content, skip, errors)
     if errors:
         raise IngestRejected(errors)
     keys = batch.key or [None] * len(batch)
     sessions = session_ids or [None] * len(batch)
     rows = [
-        (project.id, item, rater, session, category, at, received, key)
+        (project.id, item, rater, session, category, at, received, key, import_id)
         for item, rater, session, category, at, key in zip(
             item_ids, rater_ids, sessions, category_ids, labeled_at, keys, strict=True
         )
@@ -284,4 +376,40 @@ def _stored_duplicates(
         else:
             message = f"client key {shown(key)} is already stored for a different label"
             errors.append(RowError(batch.rows[position], "key", message))
+    return duplicates
+
+
+def _stored_identities(
+    uow: UnitOfWork,
+    project_id: int,
+    batch: ValidBatch,
+    content: tuple[list[int], list[int], list[int], list[int | None] | None],
+    skip: set[int],
+    errors: list[RowError],
+) -> set[int]:
+    """Rows giving labeled_at and no client key whose natural identity (item, rater, session,
+    labeled_at) is stored: the same label is a duplicate, another label a conflict naming
+    the row. Earlier batches of the same file are stored by now (same transaction), so this
+    covers them."""
+    item_ids, rater_ids, category_ids, session_ids = content
+    sessions = session_ids or [None] * len(batch)
+    times = batch.labeled_at or []
+    keys = batch.key or [None] * len(batch)
+    wanted = [
+        (p, item_ids[p], rater_ids[p], sessions[p], at)
+        for p, at in enumerate(times)
+        if at is not None and keys[p] is None and p not in skip
+    ]
+    stored = imports_repo.stored_identities(uow.session, project_id, wanted)
+    duplicates = set()
+    for position, (category, import_id) in stored.items():
+        if category == category_ids[position]:
+            duplicates.add(position)
+        else:
+            where = f" (import {import_id})" if import_id is not None else ""
+            message = (
+                f"{shown(batch.label[position])} conflicts with a stored label{where} of the "
+                "same item, rater, session and labeled_at"
+            )
+            errors.append(RowError(batch.rows[position], "label", message))
     return duplicates

@@ -45,6 +45,23 @@ def downgrade(url: str, revision: str = "base") -> None:
         raise UnknownRevisionError(_revision_message(revision, error)) from error
 
 
+def check_revision(revision: str) -> None:
+    """Raise ``UnknownRevisionError`` unless ``revision`` is 'base', 'head' or in the chain
+    (checked before a destructive command asks for confirmation)."""
+    from alembic.script import ScriptDirectory
+    from alembic.script.revision import ResolutionError
+
+    if revision in ("base", "head") or (revision.lstrip("+-").isdigit() and revision[0] in "+-"):
+        return  # relative steps (-1) are resolved by alembic against the database
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    try:
+        found = script.get_revision(revision)
+    except (ResolutionError, CommandError) as error:
+        raise UnknownRevisionError(_revision_message(revision, CommandError(str(error)))) from error
+    if found is None:
+        raise UnknownRevisionError(_revision_message(revision, CommandError("not found")))
+
+
 def _revision_message(revision: str, error: CommandError) -> str:
     # Alembic raises CommandError for a target outside the chain (unknown id, or a
     # downgrade "to" a newer revision); name the known ones so the user can pick.

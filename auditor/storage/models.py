@@ -224,6 +224,8 @@ class Label(Base):
         UniqueConstraint("project_id", "client_key"),
         Index("ix_labels_project_id_id", "project_id", "id"),
         Index("ix_labels_project_id_labeled_at", "project_id", "labeled_at"),
+        # The natural identity (item, rater, session, labeled_at): finds a re-imported label.
+        Index("ix_labels_identity", "project_id", "item_id", "rater_id", "labeled_at"),
         CheckConstraint("client_key <> ''", name="client_key_not_empty"),
         {"sqlite_autoincrement": True},
     )
@@ -238,3 +240,5 @@ class Label(Base):
     labeled_at: Mapped[datetime] = mapped_column(UtcMicros)
     received_at: Mapped[datetime] = mapped_column(UtcMicros)
     client_key: Mapped[str | None] = mapped_column(String(CLIENT_KEY_MAX))
+    # The import (file or API batch) that wrote it; None for labels older than migration 0008.
+    import_id: Mapped[int | None] = mapped_column(BigId)

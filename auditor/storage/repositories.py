@@ -50,6 +50,7 @@ LABEL_COLUMNS = (
     "labeled_at",
     "received_at",
     "client_key",
+    "import_id",
 )
 
 
@@ -65,8 +66,9 @@ def _copy_text(rows: list[tuple[Any, ...]], encoding: str) -> bytes:
         [
             f"{project}\t{item}\t{rater}\t{_NULL if session is None else session}\t"
             f"{category}\t{labeled}\t{received}\t"
-            f"{_NULL if key is None else str(key).translate(_COPY_ESCAPES)}\n"
-            for project, item, rater, session, category, labeled, received, key in rows
+            f"{_NULL if key is None else str(key).translate(_COPY_ESCAPES)}\t"
+            f"{_NULL if imported is None else imported}\n"
+            for project, item, rater, session, category, labeled, received, key, imported in rows
         ]
     ).encode(encoding)
 

@@ -33,7 +33,7 @@ def test_db_upgrade_check_downgrade(cli, scratch_database_url) -> None:
     result = cli(scratch_database_url, "db", "check")
     assert result.exit_code == 0, result.stderr
     assert "no drift" in result.stdout
-    assert cli(scratch_database_url, "db", "downgrade", "base").exit_code == 0
+    assert cli(scratch_database_url, "db", "downgrade", "base", "--yes").exit_code == 0
 
 
 def test_project_commands(cli, database_url) -> None:

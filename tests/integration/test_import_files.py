@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from auditor.ingestion.errors import FileFormatError
-from auditor.ingestion.readers import LabelFileReader
+from auditor.ingestion.readers import LabelFileReader, ReadOptions
 from auditor.services.ingest import ImportResult, import_batches
 from auditor.services.projects import create_project
 from auditor.storage.unit_of_work import UnitOfWork
@@ -121,7 +121,7 @@ def test_quoted_newlines_keep_line_numbers(uow, project, tmp_path) -> None:
     ("header", "message"),
     [
         ("item,rater,session", "missing column(s) label"),
-        ("item,rater,label,labelled_at", "unknown column(s) 'labelled_at'"),
+        ("item,rater,label,labelled_at", "unknown column(s) 'labelled_at'"),  # with --strict
         ("item,rater,label,item", "repeated column(s) item"),
     ],
 )
@@ -129,8 +129,9 @@ def test_bad_header_is_refused_before_any_row(
     uow, project, tmp_path, count_rows, header, message
 ) -> None:
     path = _write(tmp_path / "labels.csv", [header, "a,b,yes,c"])
+    reader = LabelFileReader(path, batch_size=8, options=ReadOptions(strict=True))
     with pytest.raises(FileFormatError, match="line 1") as caught:
-        _import(uow, path)
+        import_batches(uow, "p", reader)
     assert message in str(caught.value)
     assert count_rows()["labels"] == 0
 
@@ -142,7 +143,7 @@ def test_jsonl_bad_lines(uow, project, tmp_path, count_rows) -> None:
     lines = list(good)
     lines[4] = '{"item": "i4", "rater": "r", "label": "yes"'  # line 5: cut short
     lines[9] = json.dumps({"item": "i9", "rater": "r", "label": "maybe"})  # line 10
-    lines[14] = json.dumps({"item": "i14", "rater": "r", "lable": "yes"})  # line 15
+    lines[14] = json.dumps({"item": "i14", "rater": "r", "lable": "yes"})  # line 15: no label
     lines[17] = json.dumps(["i17", "r", "yes"])  # line 18
     path = tmp_path / "labels.jsonl"
     _write(path, lines)
@@ -150,7 +151,7 @@ def test_jsonl_bad_lines(uow, project, tmp_path, count_rows) -> None:
     path.write_bytes(raw)
     result = _import(uow, path)
     assert [(e.row, e.field) for e in result.errors] == [
-        (5, None), (10, "label"), (15, None), (18, None), (20, None),
+        (5, None), (10, "label"), (15, "label"), (18, None), (20, None),
     ]  # fmt: skip
     assert "not valid UTF-8" in result.errors[-1].message
     assert count_rows()["labels"] == 0

@@ -69,6 +69,7 @@ def _post(
     key: str | None,
     ids: PublicIds,
     project_id: int,
+    key_id: int,
 ) -> IngestOut:
     cap = request.app.state.settings.api_max_batch_labels
     if len(labels) > cap:
@@ -77,14 +78,20 @@ def _post(
         )
     request_hash = _request_hash(labels) if key is not None else ""
     result = post_labels(
-        uow, slug, to_raw_batch(labels), idempotency_key=key, request_hash=request_hash
+        uow,
+        slug,
+        to_raw_batch(labels),
+        idempotency_key=key,
+        request_hash=request_hash,
+        created_by=f"key {ids.encode('key', project_id, key_id)}",  # opaque, as shown
     )
     if result.replayed:
         response.headers["Idempotent-Replayed"] = "true"
     response.status_code = result.status
     # An opaque id: the global label sequence would tell other tenants' volume.
     shown = ids.maybe("label", project_id, result.body.get("max_label_id"))
-    return IngestOut(**{**result.body, "max_label_id": shown})
+    batch = ids.maybe("import", project_id, result.body.get("import_id"))
+    return IngestOut(**{**result.body, "max_label_id": shown, "import_id": batch})
 
 
 @router.post("/{slug}/labels", response_model=IngestOut)
@@ -100,7 +107,9 @@ def post_label_batch(
 ) -> IngestOut:
     """Store a batch of labels, all or nothing (ingest, admin). A bad row is 422 naming the
     row (1-based) and field in ``details``; a repeated client ``key`` counts as a duplicate."""
-    return _post(request, response, slug, body.labels, uow, idempotency_key, ids, who.project_id)
+    return _post(
+        request, response, slug, body.labels, uow, idempotency_key, ids, who.project_id, who.key_id
+    )
 
 
 @router.post("/{slug}/label", response_model=IngestOut)
@@ -115,4 +124,6 @@ def post_one_label(
     idempotency_key: IdempotencyKey = None,
 ) -> IngestOut:
     """Store one label (a batch of one)."""
-    return _post(request, response, slug, [body], uow, idempotency_key, ids, who.project_id)
+    return _post(
+        request, response, slug, [body], uow, idempotency_key, ids, who.project_id, who.key_id
+    )

@@ -15,11 +15,13 @@ from auditor.api.schemas import (
     HistoryOut,
     HistoryPointOut,
     IsoTime,
+    RevertMarkOut,
     SnapshotList,
     SnapshotSummary,
 )
 from auditor.services import NotFound
 from auditor.services import api_queries as service
+from auditor.services.imports import revert_marks
 from auditor.services.public_ids import PublicIds
 from auditor.services.queries import snapshot_view
 
@@ -142,5 +144,11 @@ def history(
                 **{**row, "snapshot_id": ids.encode("snapshot", who.project_id, row["snapshot_id"])}
             )
             for row in rows
+        ],
+        reverts=[
+            RevertMarkOut(
+                **{**mark, "import_id": ids.encode("import", who.project_id, mark["import_id"])}
+            )
+            for mark in revert_marks(uow, slug)
         ],
     )

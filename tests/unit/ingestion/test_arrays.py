@@ -107,20 +107,3 @@ def test_a_header_only_file_gives_empty_arrays(tmp_path: Path) -> None:
     arrays = read_label_arrays(path)
     assert arrays.n_labels == 0 and arrays.category_names == ()
     assert arrays.item.dtype == np.int64 and arrays.rater_is_model.shape == (0,)
-
-
-def test_first_of_duplicates_keeps_the_first_row_of_each_equal_run() -> None:
-    import numpy as np
-
-    from auditor.ingestion.arrays import _first_of_duplicates
-
-    rng = np.random.default_rng(3)
-    columns = [rng.integers(0, k, 400) for k in (20, 3, 2, 2, 3)]
-    seen: set[tuple[int, ...]] = set()
-    expected = []
-    for row in zip(*(c.tolist() for c in columns), strict=True):
-        expected.append(row not in seen)
-        seen.add(row)
-    kept = _first_of_duplicates(*columns)
-    assert kept.tolist() == expected
-    assert 0 < kept.sum() < 400

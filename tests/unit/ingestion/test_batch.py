@@ -95,6 +95,8 @@ good_records = st.lists(
     ),
     min_size=1,
     max_size=40,
+    # One label per natural identity: a second label for it is a conflict, not a good row.
+    unique_by=lambda r: (r["item"], r["rater"], r.get("session"), r.get("labeled_at")),
 )
 BAD_VALUES = [("item", ""), ("rater", "x\x00"), ("label", "maybe"), ("labeled_at", "soon")]
 
@@ -154,3 +156,18 @@ def test_plain_utc_column_matches_fromisoformat(moments: list[datetime]) -> None
     texts = [m.replace(microsecond=0, tzinfo=None).isoformat() + "Z" for m in moments]
     valid = validate_batch(_times(texts), ["a"])
     assert valid.labeled_at == [to_micros(datetime.fromisoformat(t)) for t in texts]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["1969-12-31T23:59:59Z", "2100-01-01T00:00:00Z", "0001-01-01T00:00:00Z",
+     "9999-12-31T23:59:59-05:00", "1970-01-01T00:30:00+01:00"],
+)  # fmt: skip
+def test_labeled_at_out_of_bounds_names_its_row(bad: str) -> None:
+    """[1970-01-01, 2100-01-01) UTC, on both the whole-column and the one-by-one path."""
+    good = ["1970-01-01T00:00:00Z", "2099-12-31T23:59:59Z"]
+    assert validate_batch(_times(good), ["a"]).labeled_at is not None
+    with pytest.raises(IngestRejected) as caught:
+        validate_batch(_times([*good, bad]), ["a"])
+    assert [(e.row, e.field) for e in caught.value.errors] == [(4, "labeled_at")]
+    assert "[1970-01-01, 2100-01-01) UTC" in caught.value.errors[0].message

@@ -53,7 +53,7 @@ def test_overlong_jsonl_line_is_skipped_without_reading_it_whole(tmp_path, monke
     ("name", "content", "message"),
     [
         ("a.csv", b"", "is empty"),
-        ("a.txt", b"item,rater,label\n", "unknown file type"),
+        ("a.xlsx", b"item,rater,label\n", "unknown file type"),
     ],
 )
 def test_unreadable_files(tmp_path, name, content, message) -> None:

@@ -75,7 +75,7 @@ def check_shape(doc: dict) -> None:
 def test_json_has_exactly_the_public_shape(label_file: Path) -> None:
     result = CliRunner().invoke(app, ["stats", str(label_file), "--json", "--ci", "bootstrap"])
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     check_shape(doc)
     assert (doc["n_labels"], doc["n_items"], doc["n_raters"]) == (15, 4, 4)
     assert doc["n_pairable_items"] == 4
@@ -97,7 +97,7 @@ def test_collapse_latest_and_categories_option(label_file: Path) -> None:
     result = CliRunner().invoke(
         app, ["stats", str(label_file), "--json", "--collapse", "latest", "--categories", "yes,no"]
     )
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert doc["categories"] == ["yes", "no"]
     # latest: ann says "yes" on item 2, so item 2 is yes/yes/no
     assert doc["measures"]["observed_agreement"]["value"] == pytest.approx(

@@ -1,0 +1,86 @@
+"""A project's imports (files and API batches): list and show (read, admin), revert (admin)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+from pydantic import BaseModel
+
+from auditor.api.deps import OPAQUE_MAX, Admin, Ids, Reader, ReadUow, Slug, WriteUow
+from auditor.services import NotFound
+from auditor.services import imports as service
+from auditor.services.public_ids import PublicIds
+
+router = APIRouter(prefix="/api/v1/projects", tags=["imports"])
+
+# Opaque, like every id a project key sees: the global sequence would tell other tenants'
+# volume (auditor.services.public_ids).
+ImportId = Annotated[int, Path(ge=0, le=OPAQUE_MAX)]
+
+
+class ImportOut(BaseModel):
+    id: int
+    source: str
+    content_hash: str | None
+    rows: int
+    inserted: int
+    duplicates: int
+    created_by: str
+    created_at: datetime
+    reverted_at: datetime | None
+    reverted_labels: int | None
+
+
+class ImportList(BaseModel):
+    imports: list[ImportOut]
+
+
+class RevertOut(BaseModel):
+    import_id: int
+    deleted: int
+    reverted_at: datetime
+
+
+def _shown(view: object, ids: PublicIds, project_id: int) -> ImportOut:
+    fields = vars(view)
+    return ImportOut(**{**fields, "id": ids.encode("import", project_id, fields["id"])})
+
+
+def _stored(ids: PublicIds, project_id: int, slug: str, import_id: int) -> int:
+    found = ids.decode("import", project_id, import_id)
+    if found is None:
+        raise NotFound(f"project {slug!r} has no import {import_id}")
+    return found
+
+
+@router.get("/{slug}/imports", response_model=ImportList)
+def list_imports(slug: Slug, uow: ReadUow, who: Reader, ids: Ids) -> ImportList:
+    """Every import of the project, oldest first, reverted ones included (marked)."""
+    views = service.list_imports(uow, slug)
+    return ImportList(imports=[_shown(v, ids, who.project_id) for v in views])
+
+
+@router.get("/{slug}/imports/{import_id}", response_model=ImportOut)
+def get_import(slug: Slug, import_id: ImportId, uow: ReadUow, who: Reader, ids: Ids) -> ImportOut:
+    stored = _stored(ids, who.project_id, slug, import_id)
+    try:
+        view = service.show_import(uow, slug, stored)
+    except NotFound:
+        raise NotFound(f"project {slug!r} has no import {import_id}") from None
+    return _shown(view, ids, who.project_id)
+
+
+@router.post("/{slug}/imports/{import_id}/revert", response_model=RevertOut)
+def revert_import(
+    slug: Slug, import_id: ImportId, uow: WriteUow, who: Admin, ids: Ids
+) -> RevertOut:
+    """Delete the labels of one import in one transaction (admin). A second revert is 409;
+    snapshots stay, and the history lists the revert under ``reverts``."""
+    stored = _stored(ids, who.project_id, slug, import_id)
+    try:
+        result = service.revert_import(uow, slug, stored)
+    except NotFound:
+        raise NotFound(f"project {slug!r} has no import {import_id}") from None
+    return RevertOut(import_id=import_id, deleted=result.deleted, reverted_at=result.reverted_at)

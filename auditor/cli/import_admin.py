@@ -1,0 +1,93 @@
+"""``auditor imports``: list, show and revert a project's imports (files and API batches)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import typer
+
+from auditor.cli._common import confirm, fail, unit_of_work
+from auditor.services import ServiceError
+
+if TYPE_CHECKING:
+    from auditor.services.imports import ImportView
+
+
+def _line(view: ImportView) -> str:
+    state = ""
+    if view.reverted_at is not None:
+        when = view.reverted_at.isoformat(timespec="seconds")
+        state = f"reverted {when} ({view.reverted_labels} labels)"
+    return (
+        f"{view.id}\t{view.created_at.isoformat(timespec='seconds')}\t{view.source}\t"
+        f"{view.rows} rows, {view.inserted} inserted, {view.duplicates} duplicates\t"
+        f"{view.created_by}\t{state}"
+    ).rstrip()
+
+
+def register(app: typer.Typer) -> None:
+    imports = typer.Typer(help="A project's imports: list, show, revert.", no_args_is_help=True)
+    app.add_typer(imports, name="imports")
+
+    @imports.command("list")
+    def list_(
+        project: str = typer.Argument(..., help="Project slug."),
+        as_json: bool = typer.Option(False, "--json", help="A JSON list of objects."),
+    ) -> None:
+        """Every import of a project, oldest first: id, when, source, counts, who, reverted."""
+        from auditor.services.imports import list_imports
+
+        try:
+            views = list_imports(unit_of_work(read_only=True), project)
+        except ServiceError as error:
+            fail(str(error))
+        if as_json:
+            typer.echo(json.dumps([v.as_dict() for v in views], indent=2))
+            return
+        for view in views:
+            typer.echo(_line(view))
+
+    @imports.command("show")
+    def show(
+        project: str = typer.Argument(..., help="Project slug."),
+        import_id: int = typer.Argument(..., help="Import id (see `auditor imports list`)."),
+        as_json: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """One import: source, content hash, counts, who, when, and whether it was reverted."""
+        from auditor.services.imports import show_import
+
+        try:
+            view = show_import(unit_of_work(read_only=True), project, import_id)
+        except ServiceError as error:
+            fail(str(error))
+        data = view.as_dict()
+        if as_json:
+            typer.echo(json.dumps(data, indent=2))
+            return
+        for name, value in data.items():
+            typer.echo(f"{name:<16}{'-' if value is None else value}")
+
+    @imports.command("revert")
+    def revert(
+        project: str = typer.Argument(..., help="Project slug."),
+        import_id: int = typer.Argument(..., help="Import id (see `auditor imports list`)."),
+        yes: bool = typer.Option(False, "--yes", help="Do not ask (needed off a terminal)."),
+    ) -> None:
+        """Delete every label of one import, in one transaction (snapshots stay)."""
+        from auditor.services.imports import revert_import, show_import
+
+        try:
+            view = show_import(unit_of_work(read_only=True), project, import_id)
+            confirm(
+                f"Delete the {view.inserted} label(s) of import {import_id} "
+                f"({view.source}) from {project}?",
+                yes,
+            )
+            result = revert_import(unit_of_work(), project, import_id)
+        except ServiceError as error:
+            fail(str(error))
+        typer.echo(
+            f"import {result.import_id} reverted: {result.deleted} label(s) deleted; "
+            "the next recompute sees the change"
+        )

@@ -1,0 +1,129 @@
+"""Imports as things a team can list, inspect and undo; and deleting a whole project.
+
+A revert deletes the labels of one import in one transaction and marks the record reverted
+(the record stays: the history shows where a revert happened). Snapshots are never touched:
+the next recompute sees fewer labels (its dirty check compares the label count) and writes a
+new snapshot, so the history keeps what was computed before the revert.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from auditor.services import Conflict, NotFound
+from auditor.storage import import_repository as repo
+from auditor.storage.db import utc_now
+from auditor.storage.import_models import ImportRecord
+from auditor.storage.models import Project
+from auditor.storage.unit_of_work import UnitOfWork
+
+
+@dataclass(frozen=True)
+class ImportView:
+    id: int
+    source: str
+    content_hash: str | None
+    rows: int
+    inserted: int
+    duplicates: int
+    created_by: str
+    created_at: datetime
+    reverted_at: datetime | None
+    reverted_labels: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for name in ("created_at", "reverted_at"):
+            data[name] = data[name].isoformat() if data[name] is not None else None
+        return data
+
+
+@dataclass(frozen=True)
+class RevertResult:
+    import_id: int
+    deleted: int
+    reverted_at: datetime
+
+
+def _view(record: ImportRecord) -> ImportView:
+    return ImportView(
+        id=record.id,
+        source=record.source,
+        content_hash=record.content_hash,
+        rows=record.rows,
+        inserted=record.inserted,
+        duplicates=record.duplicates,
+        created_by=record.created_by,
+        created_at=record.created_at,
+        reverted_at=record.reverted_at,
+        reverted_labels=record.reverted_labels,
+    )
+
+
+def _project(uow: UnitOfWork, slug: str, *, for_update: bool = False) -> Project:
+    project = uow.projects.get(slug, for_update=for_update)
+    if project is None:
+        raise NotFound(f"no project {slug!r}")
+    return project
+
+
+def _record(uow: UnitOfWork, project: Project, import_id: int) -> ImportRecord:
+    record = repo.get_import(uow.session, project.id, import_id)
+    if record is None:
+        raise NotFound(f"no import {import_id} in project {project.slug!r}")
+    return record
+
+
+def list_imports(uow: UnitOfWork, slug: str) -> list[ImportView]:
+    with uow:
+        return [_view(r) for r in repo.list_imports(uow.session, _project(uow, slug).id)]
+
+
+def show_import(uow: UnitOfWork, slug: str, import_id: int) -> ImportView:
+    with uow:
+        return _view(_record(uow, _project(uow, slug), import_id))
+
+
+def revert_import(uow: UnitOfWork, slug: str, import_id: int) -> RevertResult:
+    """Delete the labels of one import, all in one transaction; refuses a second revert."""
+    with uow:
+        project = _project(uow, slug)
+        record = _record(uow, project, import_id)
+        if record.reverted_at is not None:
+            raise Conflict(
+                f"import {import_id} was already reverted at "
+                f"{record.reverted_at.isoformat(timespec='seconds')}"
+            )
+        deleted = repo.delete_import_labels(uow.session, record)
+        record.reverted_at = utc_now()
+        record.reverted_labels = deleted
+        uow.session.flush()
+        uow.commit()
+        return RevertResult(import_id, deleted, record.reverted_at)
+
+
+def delete_project(uow: UnitOfWork, slug: str) -> dict[str, int]:
+    """Delete a project and everything it owns in one transaction; rows deleted per table."""
+    with uow:
+        project = _project(uow, slug, for_update=True)
+        deleted = repo.delete_project(uow.session, project)
+        uow.commit()
+        return deleted
+
+
+def revert_marks(uow: UnitOfWork, slug: str) -> list[dict[str, Any]]:
+    """Where reverts happened, for history listings: import id, source, when, labels removed."""
+    with uow:
+        records = repo.list_imports(uow.session, _project(uow, slug).id)
+        return [
+            {
+                "import_id": r.id,
+                "source": r.source,
+                "reverted_at": r.reverted_at,
+                "labels": r.reverted_labels,
+            }
+            for r in records
+            if r.reverted_at is not None
+        ]
