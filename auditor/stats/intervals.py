@@ -165,7 +165,9 @@ def grouped_means(
         done += b
     tail = (1.0 - level) / 2.0
     quantiles = np.quantile(np.concatenate(means), [tail, 1.0 - tail], axis=0)
-    chosen = enough[nonempty]
+    # as for the jackknife: zero width from a handful of repeated items says nothing (NaN)
+    blind = (quantiles[1] - quantiles[0] <= 1e-12) & (k[nonempty] < MIN_ITEMS_FOR_ZERO_SPREAD)
+    chosen = enough[nonempty] & ~blind
     low[nonempty[chosen]] = quantiles[0][chosen]
     high[nonempty[chosen]] = quantiles[1][chosen]
     return low, high

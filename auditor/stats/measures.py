@@ -289,16 +289,17 @@ def _intervals(
     return result
 
 
-def _prevalence(cells: Cells, table: GroupTable, rater_is_model: np.ndarray) -> np.ndarray:
+def _prevalence(labels: LabelArrays, table: GroupTable) -> np.ndarray:
     """P: category shares of the group's collapsed labels on pairable items (MEASURES.md 8).
 
-    Without a pairable item (one rater, or raters who never share an item) the group's
-    collapsed labels on every item stand in, so self-kappa stays defined for a lone rater.
+    Without a pairable item (one rater, or raters who never share an item) every look of the
+    human raters stands in, so self-kappa stays defined for a lone rater; every look, not only
+    the first, or a rater whose two looks at an item differ would read "a single category".
     """
     shares = table.rater_counts.sum(axis=0).astype(float)
     if shares.sum() == 0:
-        human = ~rater_is_model[cells.rater]
-        shares = np.bincount(cells.category[human], minlength=cells.n_categories).astype(float)
+        human = ~labels.rater_is_model[labels.rater]
+        shares = np.bincount(labels.category[human], minlength=labels.n_categories).astype(float)
     return shares / max(shares.sum(), 1.0)
 
 
@@ -318,7 +319,7 @@ def compute_measures(
     n_raters = labels.n_raters
     names = labels.rater_names or tuple(str(i) for i in range(n_raters))
 
-    prevalence = _prevalence(cells, table, labels.rater_is_model)
+    prevalence = _prevalence(labels, table)
     model = self_agreement(
         cells.repeat_counts, cells.rater[cells.repeat_cell], cells.item[cells.repeat_cell], n_raters
     )

@@ -71,7 +71,7 @@ def totals_interval(
             rng, totals.features.shape[0], settings.bootstrap_resamples
         )
     ]
-    return intervals.percentile(np.concatenate(replicates), level)
+    return intervals.percentile(np.concatenate(replicates), level, n_items=totals.n_used)
 
 
 AMAX_EQUALS_AE = "the group does not agree beyond chance on these items (Amax <= Ae)"
