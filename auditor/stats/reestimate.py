@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -37,8 +38,8 @@ Transform = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # S (b,) from theta (b, R) and P (b, K)
 Evaluate = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
-# rows of parameters evaluated at a time (each evaluation may build (rows, R, R) arrays)
-_ROWS = 256
+# parameters evaluated at a time: rows * R^2 (each evaluation may build (rows, R, R) arrays)
+_CELLS = 1 << 20
 _STEP = 1e-6  # numerical derivative step in P
 
 
@@ -90,9 +91,19 @@ class Repeats:
         total = np.bincount(self.cell_rater, weights=self.cell_value, minlength=r)
         return total, np.bincount(self.cell_rater, minlength=r).astype(float)
 
-    def means(self) -> np.ndarray:
+    @cached_property
+    def full_means(self) -> np.ndarray:
+        """Mean cell value per rater (R,), NaN without repeats."""
         total, k = self.sums()
         return np.divide(total, k, out=np.full(k.shape, np.nan), where=k > 0)
+
+    def means(self) -> np.ndarray:
+        return self.full_means
+
+    @property
+    def rows(self) -> int:
+        """Parameter rows to evaluate at a time."""
+        return max(1, _CELLS // max(self.n_raters**2, 1))
 
     def shares(self) -> np.ndarray:
         total = self.counts.sum(axis=0).astype(float)
@@ -135,10 +146,12 @@ def repeats_for(
     )
 
 
-def _evaluate_rows(evaluate: Evaluate, theta: np.ndarray, shares: np.ndarray) -> np.ndarray:
+def _evaluate_rows(
+    evaluate: Evaluate, theta: np.ndarray, shares: np.ndarray, rows: int
+) -> np.ndarray:
     out = np.empty(theta.shape[0])
-    for low in range(0, theta.shape[0], _ROWS):  # chunks bound the evaluation's temporaries
-        out[low : low + _ROWS] = evaluate(theta[low : low + _ROWS], shares[low : low + _ROWS])
+    for low in range(0, theta.shape[0], rows):  # chunks bound the evaluation's temporaries
+        out[low : low + rows] = evaluate(theta[low : low + rows], shares[low : low + rows])
     return out
 
 
@@ -160,7 +173,7 @@ def leave_one_out(
     steps[np.arange(k), np.arange(k)] += _STEP
     steps[k + np.arange(k), np.arange(k)] -= _STEP
     means = np.repeat(repeats.means()[None, :], 2 * k, axis=0)
-    at = _evaluate_rows(evaluate, repeats.theta(means, steps), steps)
+    at = _evaluate_rows(evaluate, repeats.theta(means, steps), steps, repeats.rows)
     gradient = (at[:k] - at[k:]) / (2 * _STEP)
     counts = repeats.counts.astype(float)
     total, looks = counts.sum(axis=0), counts.sum()
@@ -179,9 +192,13 @@ def leave_one_out(
         units, row = np.unique(repeats.cell_unit, return_inverse=True)
         row = row.reshape(-1)
         full = repeats.means()
-        for low in range(0, units.shape[0], _ROWS):  # bounded rows of (rows, R)
-            high = min(low + _ROWS, units.shape[0])
-            mine = (row >= low) & (row < high)
+        order = np.argsort(row, kind="stable")
+        bounds = np.searchsorted(
+            row[order], np.arange(0, units.shape[0] + repeats.rows, repeats.rows)
+        )
+        for chunk, low in enumerate(range(0, units.shape[0], repeats.rows)):  # bounded rows
+            high = min(low + repeats.rows, units.shape[0])
+            mine = order[bounds[chunk] : bounds[chunk + 1]]
             block = np.repeat(full[None, :], high - low, axis=0)
             block[row[mine] - low, repeats.cell_rater[mine]] = loo_mean[mine]
             at_shares = np.repeat(shares[None, :], high - low, axis=0)
@@ -217,7 +234,12 @@ def replicates(
         unit_weights = np.hstack([weights, extra.astype(float)])
     else:
         unit_weights = weights
-    counts = weights @ repeats.counts.astype(float)
+    # one pass over the weights: [category counts (K), the item's term, used]
+    k = repeats.counts.shape[1]
+    totals = weights @ np.column_stack(
+        [repeats.counts.astype(float), np.where(used, per_item, 0.0), used.astype(float)]
+    )
+    counts, own, n_used = totals[:, :k], totals[:, k], totals[:, k + 1]
     shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
     r = repeats.n_raters
     means = np.full((b, r), np.nan)
@@ -238,7 +260,5 @@ def replicates(
             )
     full_shares = repeats.shares()[None, :]
     base = float(evaluate(repeats.theta(repeats.means()[None, :], full_shares), full_shares)[0])
-    change = _evaluate_rows(evaluate, repeats.theta(means, shares), shares) - base
-    own = np.where(used, per_item, 0.0)
-    n_used = weights @ used.astype(float)
-    return np.divide(weights @ own + change, n_used, out=np.full(b, np.nan), where=n_used > 0)
+    change = _evaluate_rows(evaluate, repeats.theta(means, shares), shares, repeats.rows) - base
+    return np.divide(own + change, n_used, out=np.full(b, np.nan), where=n_used > 0)

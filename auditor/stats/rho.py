@@ -258,4 +258,5 @@ def evaluate(pairs: np.ndarray, y: np.ndarray, shares: np.ndarray, mode: RhoMode
     genuine = np.broadcast_to(y[:, :, None], (y.shape[0], y.shape[1], shares.shape[1]))
     denominator = genuine + shares[:, None, :] * (1.0 - genuine)
     g = np.divide(genuine, denominator, out=np.zeros(genuine.shape), where=genuine > 0)
-    return 0.5 * np.einsum("brc,crs,bsc->b", g, pairs, g)
+    per_category = np.ascontiguousarray(g.transpose(2, 0, 1))  # (K, b, R)
+    return 0.5 * (per_category * (per_category @ pairs)).sum(axis=(0, 2))
