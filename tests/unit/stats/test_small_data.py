@@ -106,3 +106,11 @@ def test_s_vs_group_with_one_category_in_use_says_so() -> None:
     for rater in ms.raters:
         assert rater.s_vs_group.value is None
         assert rater.s_vs_group.reason == "a single category in use"
+
+
+def test_no_zero_width_cohen_interval_from_three_shared_items() -> None:
+    matrix = [[0, 0], [1, 1], [0, 0]]
+    settings = ProjectSettings(interval_method=IntervalMethod.BOOTSTRAP)
+    kappa = compute_measures(from_matrix(matrix, ["a", "b"]), settings).pairwise_cohen[0].kappa
+    assert kappa.value == 1.0
+    assert kappa.ci_low is None and kappa.ci_reason  # was [1.0, 1.0]
