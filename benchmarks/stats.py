@@ -30,7 +30,17 @@ import psutil
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings, RaterModel, RhoMode
-from auditor.stats import alpha, cohen, compute_measures, group, intervals, kappa, kappa_s, rnr
+from auditor.stats import (
+    alpha,
+    cohen,
+    compute_measures,
+    group,
+    intervals,
+    kappa,
+    kappa_s,
+    reestimate,
+    rnr,
+)
 from auditor.stats import rho as rho_module
 from auditor.stats.selfagreement import fit, self_agreement
 from auditor.stats.synthetic import items_for, synthetic_project
@@ -299,6 +309,31 @@ def run(n_labels: int, repeat: int, resamples: int, intervals_too: bool) -> dict
         f"RSS +{results['peak_gb_small_pages']:.2f} GB with NUMPY_MADVISE_HUGEPAGE=0"
     )
 
+    def rho_resampling() -> tuple[reestimate.Repeats, rho_module.Rho, np.ndarray]:
+        # what compute_measures builds for rho's intervals (see auditor.stats.reestimate)
+        result = rho_of(RhoMode.APPROXIMATE)
+        pairs = rho_module.co_agreement(table, rated, none.rho_unrated, CATEGORIES)
+        repeats = reestimate.repeats_for(
+            sa.cell_sa,
+            sa.cell_rater,
+            sa.cell_item,
+            table.items,
+            table.counts,
+            rated,
+            reestimate.sqrt_reliability,
+            None,
+        )
+        return repeats, result, pairs
+
+    def rho_leave_one_out() -> np.ndarray:
+        repeats, result, pairs = rho_resampling()
+        return reestimate.leave_one_out(
+            repeats,
+            result.per_item,  # type: ignore[arg-type]
+            result.used,  # type: ignore[arg-type]
+            lambda y, p: rho_module.evaluate(pairs, y, p, RhoMode.APPROXIMATE),
+        )
+
     if intervals_too:
         level = 0.95
         jack = {
@@ -309,10 +344,8 @@ def run(n_labels: int, repeat: int, resamples: int, intervals_too: bool) -> dict
             "alpha": lambda: intervals.jackknife(
                 0.0, alpha.krippendorff_alpha(table).leave_one_out(), level
             ),
-            "rho": lambda: intervals.jackknife(
-                0.0,
-                rho_of(RhoMode.APPROXIMATE).totals.leave_one_out(),  # type: ignore[union-attr]
-                level,
+            "rho (Y re-estimated per item left out)": lambda: intervals.jackknife(
+                0.0, rho_leave_one_out(), level
             ),
         }
         total = 0.0
@@ -337,6 +370,27 @@ def run(n_labels: int, repeat: int, resamples: int, intervals_too: bool) -> dict
         results["bootstrap"] = time.perf_counter() - start
         seconds = results["bootstrap"]
         print(f"bootstrap {resamples} resamples of kappa_S + Fleiss + alpha {seconds:8.3f} s")
+
+        def rho_bootstrap() -> None:
+            rng, extra = np.random.default_rng(1), np.random.default_rng(2)
+            repeats, result, pairs = rho_resampling()
+            for weights in intervals.resample_weights(rng, table.n_pairable, resamples):
+                reestimate.replicates(
+                    repeats,
+                    result.per_item,  # type: ignore[arg-type]
+                    result.used,  # type: ignore[arg-type]
+                    lambda y, p: rho_module.evaluate(pairs, y, p, RhoMode.APPROXIMATE),
+                    weights,
+                    extra,
+                )
+
+        start = time.perf_counter()
+        rho_bootstrap()
+        results["bootstrap_rho"] = time.perf_counter() - start
+        print(
+            f"bootstrap {resamples} resamples of rho (Y re-estimated per resample) "
+            f"{results['bootstrap_rho']:8.3f} s"
+        )
         with_jack = best_of(lambda: compute_measures(labels, ProjectSettings()), 1)
         print(f"whole set with jackknife intervals (all measures) {with_jack:8.3f} s")
     return results

@@ -88,6 +88,16 @@ def judge(observation: Observation, rule: Rule) -> Judgement:
         return _decided(breach, judged, drop, text, observation)
 
     limit = _required(cond.threshold, "condition.threshold")
+    if cond.kind in (ConditionKind.ABOVE, ConditionKind.CONFIDENTLY_ABOVE):
+        if cond.kind is ConditionKind.ABOVE:
+            judged, label = observation.value, "value"
+        else:
+            judged, label = observation.ci_low, "ci_low"
+        if judged is None:
+            return _insufficient(observation, f"{label} undefined (no interval)")
+        breach = judged > limit
+        text = f"{label} {judged:.4g} {'>' if breach else '<='} {limit:.4g}"
+        return _decided(breach, judged, limit, text, observation)
     if cond.kind is ConditionKind.BELOW:
         judged, label = observation.value, "value"
     elif cond.kind is ConditionKind.CONFIDENTLY_BELOW:

@@ -36,6 +36,9 @@ class ConditionKind(StrEnum):
     CONFIDENTLY_BELOW = "confidently_below"  # ci_high < threshold
     NOT_CONFIDENTLY_ABOVE = "not_confidently_above"  # ci_low < threshold (Krippendorff)
     DROP = "drop"  # value a lookback ago - value > drop
+    # for metrics where higher is worse (random_choice: the share of random answers)
+    ABOVE = "above"  # value > threshold
+    CONFIDENTLY_ABOVE = "confidently_above"  # ci_low > threshold: the whole interval is above
 
 
 class Severity(StrEnum):

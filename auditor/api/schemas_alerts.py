@@ -108,7 +108,9 @@ class _RuleFields(BaseModel):
 
 
 class ThresholdRuleIn(_RuleFields):
-    condition: Literal["below", "confidently_below", "not_confidently_above"]
+    condition: Literal[
+        "below", "confidently_below", "not_confidently_above", "above", "confidently_above"
+    ]
     threshold: Finite
 
 

@@ -71,6 +71,8 @@ def _condition(
     confidently_below: float | None,
     not_confidently_above: float | None,
     drop: float | None,
+    above: float | None = None,
+    confidently_above: float | None = None,
 ) -> tuple[str, float | None]:
     given = [
         (name, value)
@@ -79,13 +81,16 @@ def _condition(
             ("confidently_below", confidently_below),
             ("not_confidently_above", not_confidently_above),
             ("drop", drop),
+            ("above", above),
+            ("confidently_above", confidently_above),
         )
         if value is not None
     ]
     if len(given) != 1:
         fail(
             "give exactly one condition: --below X, --confidently-below X, "
-            "--not-confidently-above X or --drop D --lookback 7d",
+            "--not-confidently-above X, --above X, --confidently-above X "
+            "or --drop D --lookback 7d",
             2,
         )
     return given[0]
@@ -112,6 +117,12 @@ def register(app: typer.Typer) -> None:
         not_confidently_above: float | None = typer.Option(
             None, "--not-confidently-above", help="interval lower bound < X (Krippendorff)"
         ),
+        above: float | None = typer.Option(
+            None, "--above", help="value > X (metrics where higher is worse: random_choice)"
+        ),
+        confidently_above: float | None = typer.Option(
+            None, "--confidently-above", help="interval lower bound > X"
+        ),
         drop: float | None = typer.Option(None, "--drop", help="fell by more than D ..."),
         lookback: str | None = typer.Option(None, "--lookback", help="... against e.g. 7d ago"),
         name: str | None = typer.Option(None, "--name", help="Rule name (id: PROJECT:NAME)."),
@@ -125,7 +136,9 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Add a rule to a project."""
-        kind, value = _condition(below, confidently_below, not_confidently_above, drop)
+        kind, value = _condition(
+            below, confidently_below, not_confidently_above, drop, above, confidently_above
+        )
         spec = RuleSpec(
             metric=metric,
             condition=kind,

@@ -63,14 +63,32 @@ def jackknife(
     return low, high, None
 
 
-def percentile(replicates: np.ndarray, level: float) -> Interval:
-    """Percentile interval of bootstrap replicates (B,); NaN replicates are dropped."""
+def percentile(
+    replicates: np.ndarray,
+    level: float,
+    n_items: int | None = None,
+    floor: float | None = None,
+    ceiling: float | None = None,
+) -> Interval:
+    """Percentile interval of bootstrap replicates (B,); NaN replicates are dropped.
+
+    As for the jackknife, a zero-width interval from fewer than ``MIN_ITEMS_FOR_ZERO_SPREAD``
+    items (``n_items``) says nothing about the spread and is withheld; ``floor``/``ceiling``
+    are the measure's range (replicates computed to first order may stray past it).
+    """
     finite = replicates[np.isfinite(replicates)]
     if finite.shape[0] < max(10, replicates.shape[0] // 2):
         return None, None, "undefined in most bootstrap resamples"
     tail = (1.0 - level) / 2.0
-    low, high = np.quantile(finite, [tail, 1.0 - tail])
-    return float(low), float(high), None
+    low, high = (float(v) for v in np.quantile(finite, [tail, 1.0 - tail]))
+    few = n_items is not None and n_items < MIN_ITEMS_FOR_ZERO_SPREAD
+    if few and high - low <= 1e-12 * max(1.0, abs(high)):
+        return None, None, TOO_FEW_ITEMS
+    if floor is not None:
+        low, high = max(low, floor), max(high, floor)
+    if ceiling is not None:
+        low, high = min(low, ceiling), min(high, ceiling)
+    return low, high, None
 
 
 def resample_weights(
@@ -147,7 +165,9 @@ def grouped_means(
         done += b
     tail = (1.0 - level) / 2.0
     quantiles = np.quantile(np.concatenate(means), [tail, 1.0 - tail], axis=0)
-    chosen = enough[nonempty]
+    # as for the jackknife: zero width from a handful of repeated items says nothing (NaN)
+    blind = (quantiles[1] - quantiles[0] <= 1e-12) & (k[nonempty] < MIN_ITEMS_FOR_ZERO_SPREAD)
+    chosen = enough[nonempty] & ~blind
     low[nonempty[chosen]] = quantiles[0][chosen]
     high[nonempty[chosen]] = quantiles[1][chosen]
     return low, high

@@ -8,8 +8,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings
-from auditor.stats import alpha, group, intervals, kappa, kappa_s, raters, reporting, rho, rnr
+from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings, RaterModel, RhoUnrated
+from auditor.stats import (
+    alpha,
+    group,
+    intervals,
+    kappa,
+    kappa_s,
+    raters,
+    reestimate,
+    reporting,
+    rho,
+    rnr,
+)
 from auditor.stats.bands import BandScale
 from auditor.stats.results import PROJECT_MEASURES, Measure, MeasureSet
 from auditor.stats.selfagreement import RaterFit, SelfAgreement, fit, self_agreement
@@ -23,11 +34,25 @@ NO_PAIRABLE = "no pairable item (no item labeled by two human raters)"
 SINGLE_CATEGORY = "a single category in use: chance agreement is 1"
 NO_REPEATS = "no repeated presentations"
 
-# Shares cannot go below 0: their jackknife intervals are cut there. The R&R terms are not
-# bounded by 1 (repeatability reaches K/(K-1) for raters who agree with themselves less than
-# chance), so their intervals are not cut at 1.
-SHARES = frozenset({"observed_agreement", "rho", "repeatability"})
-UNBOUNDED_ABOVE = frozenset({"repeatability", "rater_effect"})
+
+def value_range(name: str, k: int) -> tuple[float, float]:
+    """The values measure ``name`` can take with K = ``k`` categories; intervals are cut there.
+
+    Shares (observed agreement, rho) lie in [0, 1]; the kappa-type coefficients in [-1, 1];
+    with a, b in [0, 1]: kappa_BM = 1 - K/(K-1) (1 - b) in [-1/(K-1), 1], Repeatability =
+    K/(K-1) (1 - a) in [0, K/(K-1)] (K/(K-1) when raters never agree with themselves), and
+    RaterEffect = K/(K-1) (1 - 1/L) (a - b) in [-K/(K-1), K/(K-1)].
+    """
+    scale = k / max(k - 1, 1)
+    if name in ("observed_agreement", "rho"):
+        return 0.0, 1.0
+    if name == "expected_agreement":
+        return 1.0 - scale, 1.0
+    if name == "repeatability":
+        return 0.0, scale
+    if name == "rater_effect":
+        return -scale, scale
+    return -1.0, 1.0
 
 
 @dataclass
@@ -40,6 +65,7 @@ class _Estimator:
     scale: BandScale | None
     leave_one_out: Callable[[], np.ndarray]
     replicate: Callable[[np.ndarray], np.ndarray] | None
+    no_interval: str | None = None  # why no interval can be given, when none can
 
 
 def _from_totals(
@@ -65,6 +91,7 @@ def _group_estimators(
     model: SelfAgreement,
     rater_fit: RaterFit,
     prevalence: np.ndarray,
+    seed: int,
 ) -> tuple[dict[str, _Estimator], dict[str, str]]:
     """The project measures defined over pairable items (all but mean self-agreement)."""
     lk, kr = BandScale.LANDIS_KOCH, BandScale.KRIPPENDORFF
@@ -93,7 +120,12 @@ def _group_estimators(
     )
     rated = model.n_items > 0
     reasons: dict[str, str] = {}
-    if rater_fit.reason is not None and rated.any():
+    rho_result = None
+    if not rated.any():
+        reasons["rho"] = NO_REPEATS
+    elif table.n_pairable == 0:
+        reasons["rho"] = rho.NO_PAIRABLE
+    elif rater_fit.reason is not None:
         reasons["rho"] = rater_fit.reason
     else:
         rho_result = rho.rho(
@@ -106,6 +138,10 @@ def _group_estimators(
         )
         if rho_result.totals is not None:
             out["rho"] = _from_totals(rho_result.totals, "no item to score", kr, keep)
+            if keep:
+                out["rho"] = _rho_resampling(
+                    out["rho"], rho_result, table, model, rater_fit, settings, seed
+                )
         else:
             reasons["rho"] = rho_result.reason or "undefined"
     split = rnr.split(table, model.sa, rated)
@@ -115,13 +151,109 @@ def _group_estimators(
     else:
         out["repeatability"] = _from_totals(split.repeatability, NO_PAIRABLE, None, keep)
         out["rater_effect"] = _from_totals(split.rater_effect, NO_PAIRABLE, None, keep)
+        if keep:
+            slopes = rnr.slopes(table)
+            for offset, name in enumerate(("repeatability", "rater_effect")):
+                term = split.repeatability if offset == 0 else split.rater_effect
+                out[name] = _split_resampling(
+                    out[name], term, slopes[name], table, model, seed + 1 + offset
+                )
     return out, reasons
+    return out, reasons
+
+
+# rho's co-agreement table (K, R, R) above this many cells is not built: no rho interval
+MAX_PAIR_TABLE = 1 << 24
+_FILL = {RhoUnrated.POOL: None, RhoUnrated.PERFECT: 1.0, RhoUnrated.EXCLUDE: 0.0}
+
+
+def _rho_resampling(
+    est: _Estimator,
+    result: rho.Rho,
+    table: GroupTable,
+    model: SelfAgreement,
+    rater_fit: RaterFit,
+    settings: ProjectSettings,
+    seed: int,
+) -> _Estimator:
+    """rho's intervals re-estimate every rater's Y within each resample (``reestimate``)."""
+    k, n_raters = table.counts.shape[1], model.sa.shape[0]
+    if k * n_raters * n_raters > MAX_PAIR_TABLE or result.per_item is None:
+        return dataclasses.replace(est, no_interval="too many raters for rho's interval")
+    rated = model.n_items > 0
+    pairs = rho.co_agreement(table, rated, settings.rho_unrated, k)
+    if rater_fit.mode == RaterModel.MOMENTS:
+        values, transform = model.cell_sa, reestimate.sqrt_reliability
+    else:
+        assert rater_fit.cell_x is not None
+        values, transform = rater_fit.cell_x, reestimate.one_minus
+    repeats = reestimate.repeats_for(
+        values,
+        model.cell_rater,
+        model.cell_item,
+        table.items,
+        table.counts,
+        rated,
+        transform,
+        _FILL[settings.rho_unrated],
+    )
+    mode = settings.rho_mode
+
+    def evaluate(y: np.ndarray, shares: np.ndarray) -> np.ndarray:
+        return rho.evaluate(pairs, y, shares, mode)
+
+    per_item, used = result.per_item, result.used
+    assert used is not None
+    rng = np.random.default_rng([seed, 1])
+    return dataclasses.replace(
+        est,
+        leave_one_out=lambda: reestimate.leave_one_out(repeats, per_item, used, evaluate),
+        replicate=lambda w: reestimate.replicates(repeats, per_item, used, evaluate, w, rng),
+    )
+
+
+def _split_resampling(
+    est: _Estimator,
+    totals: ItemTotals,
+    slope: np.ndarray,
+    table: GroupTable,
+    model: SelfAgreement,
+    seed: int,
+) -> _Estimator:
+    """The R&R terms' intervals re-estimate every rater's SA within each resample.
+
+    A term's item sum is linear in the raters' SA (``slope`` (R,) is its derivative).
+    """
+    repeats = reestimate.repeats_for(
+        model.cell_sa,
+        model.cell_rater,
+        model.cell_item,
+        table.items,
+        table.counts,
+        model.n_items > 0,
+        reestimate.identity,
+        None,
+    )
+    per_item = totals.features[:, 1]
+    used = np.ones(per_item.shape[0], dtype=bool)
+
+    def evaluate(sa: np.ndarray, shares: np.ndarray) -> np.ndarray:
+        del shares
+        return sa @ slope
+
+    rng = np.random.default_rng([seed, 2])
+    return dataclasses.replace(
+        est,
+        leave_one_out=lambda: reestimate.leave_one_out(repeats, per_item, used, evaluate),
+        replicate=lambda w: reestimate.replicates(repeats, per_item, used, evaluate, w, rng),
+    )
 
 
 def _intervals(
     estimators: dict[str, _Estimator],
     settings: ProjectSettings,
     n_items: int,
+    k: int,
     rng: np.random.Generator | None,
 ) -> dict[str, intervals.Interval]:
     """Intervals of the project measures; bootstrap resamples are shared by all of them."""
@@ -129,17 +261,17 @@ def _intervals(
     defined = {k: e for k, e in estimators.items() if np.isfinite(e.value)}
     if method == IntervalMethod.NONE or not defined:
         return {}
+    result: dict[str, intervals.Interval] = {
+        name: (None, None, e.no_interval) for name, e in defined.items() if e.no_interval
+    }
+    defined = {name: e for name, e in defined.items() if not e.no_interval}
     if method == IntervalMethod.JACKKNIFE:
-        return {
-            k: intervals.jackknife(
-                e.value,
-                e.leave_one_out(),
-                level,
-                floor=0.0 if k in SHARES else None,
-                ceiling=None if k in UNBOUNDED_ABOVE else intervals.UPPER_BOUND,
+        for name, e in defined.items():
+            low, high = value_range(name, k)
+            result[name] = intervals.jackknife(
+                e.value, e.leave_one_out(), level, floor=low, ceiling=high
             )
-            for k, e in defined.items()
-        }
+        return result
     if rng is None:
         raise ValueError("a bootstrap needs a random generator")
     resampled = {k: e for k, e in defined.items() if e.replicate is not None}
@@ -147,25 +279,27 @@ def _intervals(
     for weights in intervals.resample_weights(rng, n_items, settings.bootstrap_resamples):
         for name, est in resampled.items():
             replicates[name].append(est.replicate(weights))  # type: ignore[misc]
-    result: dict[str, intervals.Interval] = {
-        k: (None, None, "too many rater-set patterns to bootstrap; use the jackknife")
-        for k in defined
-    }
+    for name in defined:
+        result[name] = (None, None, "too many rater-set patterns to bootstrap; use the jackknife")
     for name, values in replicates.items():
-        result[name] = intervals.percentile(np.concatenate(values), level)
+        low, high = value_range(name, k)
+        result[name] = intervals.percentile(
+            np.concatenate(values), level, n_items=n_items, floor=low, ceiling=high
+        )
     return result
 
 
-def _prevalence(cells: Cells, table: GroupTable, rater_is_model: np.ndarray) -> np.ndarray:
+def _prevalence(labels: LabelArrays, table: GroupTable) -> np.ndarray:
     """P: category shares of the group's collapsed labels on pairable items (MEASURES.md 8).
 
-    Without a pairable item (one rater, or raters who never share an item) the group's
-    collapsed labels on every item stand in, so self-kappa stays defined for a lone rater.
+    Without a pairable item (one rater, or raters who never share an item) every look of the
+    human raters stands in, so self-kappa stays defined for a lone rater; every look, not only
+    the first, or a rater whose two looks at an item differ would read "a single category".
     """
     shares = table.rater_counts.sum(axis=0).astype(float)
     if shares.sum() == 0:
-        human = ~rater_is_model[cells.rater]
-        shares = np.bincount(cells.category[human], minlength=cells.n_categories).astype(float)
+        human = ~labels.rater_is_model[labels.rater]
+        shares = np.bincount(labels.category[human], minlength=labels.n_categories).astype(float)
     return shares / max(shares.sum(), 1.0)
 
 
@@ -185,7 +319,7 @@ def compute_measures(
     n_raters = labels.n_raters
     names = labels.rater_names or tuple(str(i) for i in range(n_raters))
 
-    prevalence = _prevalence(cells, table, labels.rater_is_model)
+    prevalence = _prevalence(labels, table)
     model = self_agreement(
         cells.repeat_counts, cells.rater[cells.repeat_cell], cells.item[cells.repeat_cell], n_raters
     )
@@ -200,16 +334,22 @@ def compute_measures(
     bias = table.rater_bias()
     summed, squares = kappa.rater_sums(table, bias)
     chance = (summed**2 - squares) / np.maximum(table.m * (table.m - 1), 1)[:, None]
-    estimators, undefined = _group_estimators(
-        table, cells, chance, settings, model, rater_fit, prevalence
-    )
-
     used_seed = None
     rng = None
     if settings.interval_method == IntervalMethod.BOOTSTRAP:
         used_seed = DEFAULT_SEED if seed is None else int(seed)
         rng = np.random.default_rng(used_seed)
-    bounds = _intervals(estimators, settings, table.n_pairable, rng)
+    estimators, undefined = _group_estimators(
+        table,
+        cells,
+        chance,
+        settings,
+        model,
+        rater_fit,
+        prevalence,
+        DEFAULT_SEED if used_seed is None else used_seed,
+    )
+    bounds = _intervals(estimators, settings, table.n_pairable, labels.n_categories, rng)
 
     measures: dict[str, Measure] = {}
     for name in PROJECT_MEASURES:

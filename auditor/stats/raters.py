@@ -16,8 +16,14 @@ from auditor.stats import intervals
 from auditor.stats.bands import BandScale
 from auditor.stats.reporting import AMAX_EQUALS_AE, NO_REPEATS, make_measure
 from auditor.stats.results import Measure, RaterResult
-from auditor.stats.selfagreement import RaterFit, SelfAgreement, kappa_to_reliability
+from auditor.stats.selfagreement import (
+    SINGLE_CATEGORY,
+    RaterFit,
+    SelfAgreement,
+    kappa_to_reliability,
+)
 from auditor.stats.tables import GroupTable
+from auditor.stats.totals import EPS
 
 FEW_REPEATS = "the interval needs at least two repeated items"
 
@@ -99,7 +105,9 @@ def mean_self_agreement(
             counts = np.add.reduceat(cell_weight, starts, axis=1)
             with np.errstate(invalid="ignore", divide="ignore"):
                 replicates.append(np.nanmean(sums / np.where(counts > 0, counts, np.nan), axis=1))
-        interval = intervals.percentile(np.concatenate(replicates), level)
+        interval = intervals.percentile(
+            np.concatenate(replicates), level, n_items=items.shape[0], floor=0.0, ceiling=1.0
+        )
     return make_measure(value, n_cells, None, None, interval, settings)
 
 
@@ -173,6 +181,9 @@ def rater_results(
         ("reliability", fit.reliability, None),
         ("x", fit.random_choice, None),
     )
+    # with one category in use the group "does not agree beyond chance" only because chance
+    # agreement is 1: say the cause
+    undefined_s = SINGLE_CATEGORY if 1.0 - fit.chance <= EPS else AMAX_EQUALS_AE
     out = []
     for p in np.flatnonzero(~labels.rater_is_model):  # bounded by the number of raters
         k = int(model.n_items[p])
@@ -202,7 +213,7 @@ def rater_results(
                 s_vs_group=make_measure(
                     float(s_value[p]),
                     int(s_n[p]),
-                    s_reason or (None if np.isfinite(s_value[p]) else AMAX_EQUALS_AE),
+                    s_reason or (None if np.isfinite(s_value[p]) else undefined_s),
                     BandScale.LANDIS_KOCH,
                     s_interval,
                     s_settings if s_interval is not None else settings,

@@ -71,7 +71,7 @@ def totals_interval(
             rng, totals.features.shape[0], settings.bootstrap_resamples
         )
     ]
-    return intervals.percentile(np.concatenate(replicates), level)
+    return intervals.percentile(np.concatenate(replicates), level, n_items=totals.n_used)
 
 
 AMAX_EQUALS_AE = "the group does not agree beyond chance on these items (Amax <= Ae)"
@@ -145,6 +145,9 @@ def pairwise(
         low, high = cohen.bootstrap_intervals(
             result.confusion, level, rng, settings.bootstrap_resamples
         )
+        # zero width from a handful of shared items says nothing, as for the jackknife
+        blind = (high - low <= 1e-12) & (result.n_items < intervals.MIN_ITEMS_FOR_ZERO_SPREAD)
+        low, high = np.where(blind, np.nan, low), np.where(blind, np.nan, high)
     out = []
     for i, (a, b, n, kappa) in enumerate(
         zip(  # bounded by the number of rater pairs

@@ -46,6 +46,8 @@ class Rho:
     totals: ItemTotals | None
     n_items: int
     reason: str | None
+    per_item: np.ndarray | None = None  # (N,) item sums of GAE / C(m_u, 2), 0 where unused
+    used: np.ndarray | None = None  # (N,) bool
 
 
 def _pair_sum(item_category: np.ndarray, size: int, factor: np.ndarray) -> np.ndarray:
@@ -155,24 +157,8 @@ def rho(
         return Rho(None, 0, NO_REPEATS)
     if table.n_pairable == 0:
         return Rho(None, 0, NO_PAIRABLE)
-    y = np.where(rated, reliability, 0.0).astype(float)
-    if unrated == RhoUnrated.POOL:  # x = mean x over raters with repeats: Y = mean Y
-        y[~rated] = reliability[rated].mean()
-    elif unrated == RhoUnrated.PERFECT:
-        y[~rated] = 1.0
-    if unrated == RhoUnrated.EXCLUDE:
-        keep = rated[table.label_rater]
-        item, rater = table.label_item[keep], table.label_rater[keep]
-        given, code = table.label_category[keep], table.label_code[keep]
-        m = np.bincount(item, minlength=table.n_pairable)
-    else:  # every group label counts: use the table's arrays without copies
-        item, rater, given, code = (
-            table.label_item,
-            table.label_rater,
-            table.label_category,
-            table.label_code,
-        )
-        m = table.m
+    y = fill_unrated(reliability, rated, unrated)
+    item, rater, given, code, m = labels_used(table, rated, unrated)
     used = m >= 2
     if not used.any():
         return Rho(None, 0, NO_RATED_PAIR)
@@ -194,4 +180,83 @@ def rho(
         per_item = _pair_sum(code, table.n_pairable * k, factor)
         per_item = per_item.reshape(table.n_pairable, k).sum(axis=1)
     pairs = np.where(used, m * (m - 1) / 2.0, 1.0)
-    return Rho(mean_of(per_item / pairs, used), int(used.sum()), None)
+    per_item = np.where(used, per_item / pairs, 0.0)
+    return Rho(mean_of(per_item, used), int(used.sum()), None, per_item, used)
+
+
+def fill_unrated(reliability: np.ndarray, rated: np.ndarray, unrated: RhoUnrated) -> np.ndarray:
+    """Y (R,) with the raters without repeats set by the ``rho_unrated`` policy."""
+    y = np.where(rated, reliability, 0.0).astype(float)
+    if unrated == RhoUnrated.POOL:  # x = mean x over raters with repeats: Y = mean Y
+        y[~rated] = reliability[rated].mean()
+    elif unrated == RhoUnrated.PERFECT:
+        y[~rated] = 1.0
+    return y
+
+
+def labels_used(
+    table: GroupTable, rated: np.ndarray, unrated: RhoUnrated
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(item, rater, category, code, m) of the labels rho counts: ``exclude`` drops unrated."""
+    if unrated == RhoUnrated.EXCLUDE:
+        keep = rated[table.label_rater]
+        item = table.label_item[keep]
+        m = np.bincount(item, minlength=table.n_pairable)
+        return item, table.label_rater[keep], table.label_category[keep], table.label_code[keep], m
+    # every group label counts: the table's arrays without copies
+    return table.label_item, table.label_rater, table.label_category, table.label_code, table.m
+
+
+def co_agreement(table: GroupTable, rated: np.ndarray, unrated: RhoUnrated, k: int) -> np.ndarray:
+    """N (K, R, R): sum over used items of [i and j both gave c] / C(m_u, 2); zero diagonal.
+
+    rho's item sum is sum_c sum_{i<j} N_cij GAE(i, j, c), so with N the sum can be evaluated
+    at any Y and P in O(K R^2): the resampling re-estimates Y without a pass over the labels.
+    """
+    item, rater, given, code, m = labels_used(table, rated, unrated)
+    n_raters, n = rated.shape[0], table.n_pairable
+    weight = np.where(m >= 2, 2.0 / np.maximum(m * (m - 1), 1), 0.0)
+    out = np.zeros((k, n_raters, n_raters))
+    if n_raters <= MAX_MASK_RATERS:
+        mask = np.bincount(code, weights=np.left_shift(1, rater).astype(float), minlength=n * k)
+        category = np.tile(np.arange(k, dtype=np.int64), n)
+        size = 1 << n_raters
+        by_mask = np.bincount(
+            category * size + mask.astype(np.int64),
+            weights=np.repeat(weight, k),
+            minlength=k * size,
+        ).reshape(k, size)
+        masks = np.arange(size, dtype=np.int64)
+        for i in range(n_raters):  # bounded by R^2 / 2 rater pairs over the 2^R masks
+            for j in range(i + 1, n_raters):
+                both = ((masks >> i) & (masks >> j) & 1).astype(float)
+                out[:, i, j] = out[:, j, i] = by_mask @ both
+        return out
+    starts = np.cumsum(m) - m
+    flat = np.zeros(k * n_raters * n_raters)
+    for i, j in within_item_pairs(item, starts, m):  # chunks of pairs, not a loop per item
+        same = given[i] == given[j]
+        i, j = i[same], j[same]
+        flat += np.bincount(
+            (given[i] * n_raters + rater[i]) * n_raters + rater[j],
+            weights=weight[item[i]],
+            minlength=flat.shape[0],
+        )
+    out = flat.reshape(k, n_raters, n_raters)
+    return out + out.transpose(0, 2, 1)
+
+
+def evaluate(pairs: np.ndarray, y: np.ndarray, shares: np.ndarray, mode: RhoMode) -> np.ndarray:
+    """rho's item sum from the co-agreement table ``pairs`` (K, R, R) at Y (b, R), P (b, K)."""
+    if mode == RhoMode.EXACT:
+        product = y[:, :, None] * y[:, None, :]
+        out = np.zeros(y.shape[0])
+        for c in range(pairs.shape[0]):  # bounded by the number of categories
+            effect = exact_effect(product, shares[:, c, None, None])
+            out += 0.5 * (effect * pairs[c][None]).sum(axis=(1, 2))
+        return out
+    genuine = np.broadcast_to(y[:, :, None], (y.shape[0], y.shape[1], shares.shape[1]))
+    denominator = genuine + shares[:, None, :] * (1.0 - genuine)
+    g = np.divide(genuine, denominator, out=np.zeros(genuine.shape), where=genuine > 0)
+    per_category = np.ascontiguousarray(g.transpose(2, 0, 1))  # (K, b, R)
+    return 0.5 * (per_category * (per_category @ pairs)).sum(axis=(0, 2))

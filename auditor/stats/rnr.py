@@ -68,3 +68,21 @@ def split(table: GroupTable, rater_sa: np.ndarray, rated: np.ndarray) -> Split:
     )
     kappa, repeatability, effect = split_from_rates(within, between, raters, k)
     return Split(mean_of(kappa), mean_of(repeatability), mean_of(effect))
+
+
+def slopes(table: GroupTable) -> dict[str, np.ndarray]:
+    """d(item sum)/d SA_p (R,) of Repeatability and RaterEffect: both are linear in the SA.
+
+    a_u = (1/m_u) sum over u's raters of SA_p, so Repeatability_u moves by -K/(K-1) / m_u and
+    RaterEffect_u by K/(K-1) (1 - 1/m_u) / m_u per unit of SA_p, for each rater p of u.
+    """
+    k, n_raters = table.counts.shape[1], table.rater_counts.shape[0]
+    inverse = 1.0 / table.m
+    scale = k / (k - 1)
+    per_rater = np.bincount(
+        table.label_rater, weights=inverse[table.label_item], minlength=n_raters
+    )
+    effect = np.bincount(
+        table.label_rater, weights=((1.0 - inverse) * inverse)[table.label_item], minlength=n_raters
+    )
+    return {"repeatability": -scale * per_rater, "rater_effect": scale * effect}

@@ -52,7 +52,14 @@ _BigRef = BigInteger().with_variant(Integer, "sqlite")
 
 CHANNEL_KINDS = ("webhook", "email", "log")
 SUBJECT_KINDS = ("project", "rater", "every_rater", "model")
-CONDITION_KINDS = ("below", "confidently_below", "not_confidently_above", "drop")
+CONDITION_KINDS = (
+    "below",
+    "confidently_below",
+    "not_confidently_above",
+    "drop",
+    "above",
+    "confidently_above",
+)
 SEVERITIES = ("info", "warning", "critical")
 STATUSES = ("ok", "pending", "firing", "insufficient_data")
 VERDICTS = ("breach", "clear", "insufficient", "retired")

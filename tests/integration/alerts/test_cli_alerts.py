@@ -125,3 +125,19 @@ def test_silences_end_now_or_are_cancelled_before_they_start(cli, uow, project):
     kept = list_silences(uow, "p", include_ended=True)
     assert [(v.id, v.reason) for v in kept] == [(2, "running")]  # ended, kept on record
     assert kept[0].ends_at <= datetime.now(UTC)
+
+
+def test_rules_for_metrics_where_higher_is_worse(cli, project):
+    cli(
+        "alerts", "add", "p", "--metric", "random_choice", "--subject", "every_rater",
+        "--above", "0.3", "--name", "rc",
+    )  # fmt: skip
+    cli(
+        "alerts", "add", "p", "--metric", "random_choice", "--subject", "every_rater",
+        "--confidently-above", "0.4", "--name", "rc-sure",
+    )  # fmt: skip
+    listed = cli("alerts", "list", "p").stdout
+    assert "p:rc  random_choice every_rater cumulative: above 0.3" in listed
+    assert "p:rc-sure  random_choice every_rater cumulative: confidently_above 0.4" in listed
+    both = cli("alerts", "add", "p", "--metric", "rho", "--above", "1", "--below", "0", code=2)
+    assert "exactly one condition" in both.stderr

@@ -330,3 +330,21 @@ def test_settings_service_names_the_field(world) -> None:
         assert settings.rho_mode.value == "exact" and settings.interval_level == 0.95
     finally:
         engine.dispose()
+
+
+def test_rule_on_a_metric_where_higher_is_worse(world) -> None:
+    client, admin = world.client, world.auth()
+    for condition in ("above", "confidently_above"):
+        body = {
+            "metric": "random_choice",
+            "subject": "every_rater",
+            "condition": condition,
+            "threshold": 0.3,
+            "name": f"rc-{condition}",
+        }
+        created = client.post(f"{BASE}/alerts/rules", json=body, headers=admin)
+        assert created.status_code == 201, created.text
+        assert created.json()["condition"] == condition
+        assert client.get(f"{BASE}/alerts/rules/rc-{condition}", headers=admin).json() == (
+            created.json()
+        )

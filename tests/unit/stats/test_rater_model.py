@@ -21,19 +21,46 @@ PREVALENCE = {
 }
 
 
+REPEATED = 0.25  # the issue's design: two looks on a quarter of the (item, rater) cells
+TOLERANCE = 0.06
+
+
+def items_for(prevalence: tuple[float, ...], x: float = 0.6, se: float = TOLERANCE / 3.5) -> int:
+    """Items that give x (the worst case, largest x of TRUE_X) a standard error of ``se``.
+
+    Delta method with two looks: SA is a share over n_rep = REPEATED * items repeated items,
+    se(SA) = sqrt(SA (1 - SA) / n_rep), SA = s + (1 - s) Y^2, and Y = sqrt((SA - s) / (1 - s))
+    so se(x) = se(Y) = se(SA) / ((1 - s) 2 Y). With 4000 items, x = 0.6 has se 0.025 (K = 4)
+    to 0.049 (K = 2, P = .75/.25): a 0.06 tolerance would miss often (5 of 20 seeds at
+    K = 2, P = .75/.25). The noise of P (through s) adds a little, hence 3.5 standard errors.
+    Six looks give less.
+    """
+    s = float(np.square(prevalence).sum())
+    y = 1.0 - x
+    sa = s + (1.0 - s) * y**2
+    n_rep = sa * (1.0 - sa) / (se * (1.0 - s) * 2.0 * y) ** 2
+    return max(4000, int(np.ceil(n_rep / REPEATED)))
+
+
 @pytest.mark.parametrize("looks", [2, 6])
 @pytest.mark.parametrize("shape", sorted(PREVALENCE))
 def test_random_choice_and_rho_recover_the_truth(shape: tuple[int, str], looks: int) -> None:
-    # 4000 items, half of the cells repeated: the se of x = 0.6 with two looks is about 0.02
-    labels = rater_model_project(4000, TRUE_X, PREVALENCE[shape], looks, 0.5, seed=shape[0])
-    for mode in RhoMode:
-        ms = compute_measures(
-            labels, ProjectSettings(interval_method=IntervalMethod.NONE, rho_mode=mode)
+    # enough items for a standard error of x of 0.017 at x = 0.6 (8800 to 32600 items): the
+    # 0.06 tolerance is 3.5 standard errors, and it holds on several seeds
+    n_items = items_for(PREVALENCE[shape])
+    for seed in range(3):
+        labels = rater_model_project(
+            n_items, TRUE_X, PREVALENCE[shape], looks, REPEATED, seed=100 * shape[0] + seed
         )
-        for rater, truth in zip(ms.raters, TRUE_X, strict=True):
-            assert rater.random_choice.value == pytest.approx(truth, abs=0.06), rater.rater
-            assert rater.reliability.value == pytest.approx(1 - truth, abs=0.06), rater.rater
-        assert ms.measures["rho"].value == pytest.approx(true_rho(TRUE_X), abs=0.05), mode
+        for mode in RhoMode:
+            ms = compute_measures(
+                labels, ProjectSettings(interval_method=IntervalMethod.NONE, rho_mode=mode)
+            )
+            for rater, truth in zip(ms.raters, TRUE_X, strict=True):
+                x = rater.random_choice.value
+                assert x == pytest.approx(truth, abs=TOLERANCE), (rater.rater, seed)
+                assert rater.reliability.value == pytest.approx(1 - truth, abs=TOLERANCE)
+            assert ms.measures["rho"].value == pytest.approx(true_rho(TRUE_X), abs=0.05), mode
 
 
 def test_max_entropy_reads_no_random_choice_with_two_looks_and_three_categories() -> None:
