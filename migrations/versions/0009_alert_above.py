@@ -2,7 +2,7 @@
 (``random_choice``, the share of a rater's answers that are random choices), the conditions
 that read low values as bad could only fire the wrong way.
 
-Revision ID: 0008
+Revision ID: 0009
 Revises: 0007
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from alembic import op
 
-revision: str = "0008"
-down_revision: str | None = "0007"
+revision: str = "0009"
+down_revision: str | None = "0008"
 branch_labels: str | None = None
 depends_on: str | None = None
 
