@@ -3,7 +3,7 @@
 that read low values as bad could only fire the wrong way.
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 """
 
 from __future__ import annotations
