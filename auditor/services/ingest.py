@@ -20,6 +20,7 @@ from auditor.domain import RaterKind
 from auditor.ingestion.batch import RawBatch, ValidBatch, validate_batch
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
 from auditor.services import Conflict, NotFound
+from auditor.storage import repeat_repository
 from auditor.storage.db import to_micros, utc_now
 from auditor.storage.models import Project
 from auditor.storage.repositories import WriteConflict
@@ -202,7 +203,12 @@ def _write_batch(
     ]
     if skip:
         rows = [row for position, row in enumerate(rows) if position not in skip]
-    uow.labels.insert_labels(rows)
+    if rows:
+        before = uow.labels.max_label_id(project.id)
+        uow.labels.insert_labels(rows)
+        # A new label of a rater on an item planned for her to see again fulfils that repeat,
+        # whatever the route (API, import, integration): one set-based statement per batch.
+        repeat_repository.fulfil(uow.session, project.id, before, received)
     return len(rows), len(skip)
 
 
