@@ -100,9 +100,7 @@ def plan_repeats(
                 seed = zlib.crc32(f"{project.id}:{rater_id}:{request_id}".encode())
             rng = np.random.default_rng(seed)
             picks = plan.choose(items, mask, min(limit, room), open_categories, rng)
-        picks = [
-            dataclasses.replace(p, category=int(category_ids[p.category])) for p in picks
-        ]
+        picks = [dataclasses.replace(p, category=int(category_ids[p.category])) for p in picks]
         answer = _answer(uow, project.id, rater, items, picks, needed, have, len(waiting))
         if limit > 0:
             _record(uow, project.id, rater_id, items, picks, settings, at, request_id)
@@ -205,7 +203,9 @@ def repeat_status(uow: UnitOfWork, slug: str, now: datetime | None = None) -> li
     out = []
     for rater_id, fact in sorted(facts.items(), key=lambda kv: names[kv[0]]):
         c = counts.get(rater_id, repo.Coverage())
-        needed = plan.needed_repeats(fact.self_agreement, fact.n_repeated, settings.half_width, level)
+        needed = plan.needed_repeats(
+            fact.self_agreement, fact.n_repeated, settings.half_width, level
+        )
         out.append(
             RaterCoverage(
                 names[rater_id],
