@@ -13,9 +13,19 @@ import numpy as np
 from sqlalchemy import BigInteger, bindparam, func, insert, select, text, type_coerce, update
 from sqlalchemy.orm import Session
 
-from auditor.storage.models import Item, Label, PlannedRepeat, Rater, RepeatRequest
+from auditor.domain import RepeatSettings
+from auditor.storage.models import Item, Label, PlannedRepeat, Project, Rater, RepeatRequest
+from auditor.storage.snapshot_models import MetricPoint
 
 _repeats = PlannedRepeat.__table__
+COVERAGE_METRICS = (
+    "repeats_planned",
+    "repeats_fulfilled",
+    "repeats_expired",
+    "repeats_outstanding",
+    "repeats_needed",
+    "repeat_coverage",
+)
 _labels = Label.__table__
 
 # A new label of a rater on an item she has an open (unexpired) repeat of fulfils it. One
@@ -207,3 +217,27 @@ def store_request(
             response=response,
         )
     )
+
+
+def project_repeat_settings(db: Session, project_id: int) -> tuple[RepeatSettings, float]:
+    """The planner's settings of a project and its interval level."""
+    project = db.get(Project, project_id)
+    if project is None:
+        raise LookupError(f"no project with id {project_id}")
+    return project.repeat_settings(), project.interval_level
+
+
+def coverage_points(db: Session, snapshot_id: int) -> dict[str, dict[str, dict[str, Any]]]:
+    """{rater: {metric: {"value", "n"}}} of a snapshot's repeat coverage points."""
+    statement = select(
+        MetricPoint.subject_id, MetricPoint.metric, MetricPoint.value, MetricPoint.n
+    ).where(
+        MetricPoint.snapshot_id == snapshot_id,
+        MetricPoint.subject_kind == "rater",
+        MetricPoint.metric.in_(COVERAGE_METRICS),
+    )
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for rater, metric, value, n in db.execute(statement):
+        shown = int(value) if metric != "repeat_coverage" and value is not None else value
+        out.setdefault(rater, {})[metric] = {"value": shown, "n": n}
+    return out
