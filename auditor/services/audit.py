@@ -304,7 +304,7 @@ def _recompute_locked(
         db = uow.session
         for row, points, rendered in prepared:
             if row["scope"] == CUMULATIVE:  # repeat coverage is not cut by windows
-                points = [*points, *add_coverage(db, project_id, rendered, now)]
+                points = [*points, *add_coverage(uow, project_id, rendered, now)]
             snapshot_id = repo.insert_snapshot(db, row, points)
             if snapshot_id is not None:
                 written.append(

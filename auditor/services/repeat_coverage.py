@@ -17,12 +17,11 @@ import math
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from auditor.snapshots.points import MetricPoint
 from auditor.stats.repeats import needed_repeats
 from auditor.storage import repeat_repository as repo
 from auditor.storage.db import to_micros
+from auditor.storage.unit_of_work import UnitOfWork
 
 COUNTS = ("planned", "fulfilled", "expired", "outstanding")
 
@@ -32,10 +31,11 @@ def _measure(value: float, n: int) -> dict[str, Any]:
 
 
 def add_coverage(
-    db: Session, project_id: int, rendered: dict[str, Any], now: datetime
+    uow: UnitOfWork, project_id: int, rendered: dict[str, Any], now: datetime
 ) -> list[dict[str, Any]]:
     """The metric point rows of each human rater's coverage (``rendered``: the cumulative
     measure set, read for the rater's self-agreement and repeated items)."""
+    db = uow.session
     settings, level = repo.project_repeat_settings(db, project_id)
     counts = repo.coverage(db, project_id, to_micros(now))
     ids = {name: rater_id for rater_id, name in repo.rater_names(db, project_id).items()}
