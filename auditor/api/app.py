@@ -13,7 +13,16 @@ from starlette.routing import BaseRoute
 from auditor import __version__
 from auditor.api.errors import ErrorOut, install_error_handlers
 from auditor.api.limits import BodySizeLimitMiddleware
-from auditor.api.routes import alerts, labels, ops, projects, reads, repeats, snapshots
+from auditor.api.routes import (
+    alerts,
+    integrations,
+    labels,
+    ops,
+    projects,
+    reads,
+    repeats,
+    snapshots,
+)
 from auditor.config import Settings, get_settings
 from auditor.storage.db import make_engine
 
@@ -57,7 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.api_max_body_bytes)
     app.include_router(ops.router)
-    for module in (projects, labels, reads, snapshots, alerts, repeats):
+    for module in (projects, labels, reads, snapshots, alerts, repeats, integrations):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     return app
 

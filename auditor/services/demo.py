@@ -181,9 +181,7 @@ def run_demo(
         windows_days=(7,),
         recompute_interval_seconds=RECOMPUTE_INTERVAL_SECONDS,
     )
-    update_repeat_settings(
-        uow, config.slug, share=REPEAT_SHARE, min_gap_hours=REPEAT_MIN_GAP_HOURS
-    )
+    update_repeat_settings(uow, config.slug, share=REPEAT_SHARE, min_gap_hours=REPEAT_MIN_GAP_HOURS)
     if setup is not None:
         setup(uow, config.slug)
     rng = np.random.default_rng(config.seed)

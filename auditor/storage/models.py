@@ -16,6 +16,8 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
+    Boolean,
     CheckConstraint,
     Float,
     ForeignKey,
@@ -24,6 +26,7 @@ from sqlalchemy import (
     Integer,
     String,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -335,3 +338,18 @@ class RepeatRequest(Base):
     request_id: Mapped[str] = mapped_column(String(CLIENT_KEY_MAX), primary_key=True)
     created_at: Mapped[datetime] = mapped_column(UtcMicros)
     response: Mapped[dict[str, Any]] = mapped_column(JSON().with_variant(JSONB(), "postgresql"))
+
+
+class LabelStudioAnnotation(Base):
+    """The newest version seen of one Label Studio annotation (``updated_at`` in microseconds),
+    or its deletion, kept for ever: replays and late events change nothing. Its label, if any,
+    carries the client key ``label-studio:<annotation id>``."""
+
+    __tablename__ = "label_studio_annotations"
+
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    annotation_id: Mapped[str] = mapped_column(String(CLIENT_KEY_MAX), primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger)
+    deleted: Mapped[bool] = mapped_column(Boolean, server_default=false())

@@ -1,4 +1,5 @@
-"""The repeat planner: its project settings, the planned repeats, and the answers given.
+"""The repeat planner (its project settings, the planned repeats, the answers given) and the
+Label Studio annotations seen by the webhook receiver.
 
 Existing projects get the defaults (10% of a rater's items repeated, at least 24 h and 20 other
 items between a look and its repeat, a wanted half-width of 0.10, repeats open for 7 days).
@@ -103,9 +104,26 @@ def upgrade() -> None:
             "project_id", "rater_id", "request_id", name=op.f("pk_repeat_requests")
         ),
     )
+    op.create_table(
+        "label_studio_annotations",
+        sa.Column("project_id", sa.Integer(), nullable=False),
+        sa.Column("annotation_id", sa.String(length=200), nullable=False),
+        sa.Column("version", sa.BigInteger(), nullable=False),
+        sa.Column("deleted", sa.Boolean(), server_default=sa.false(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["project_id"],
+            ["projects.id"],
+            name=op.f("fk_label_studio_annotations_project_id_projects"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint(
+            "project_id", "annotation_id", name=op.f("pk_label_studio_annotations")
+        ),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("label_studio_annotations")
     op.drop_table("repeat_requests")
     op.drop_index("uq_planned_repeats_open", table_name="planned_repeats")
     op.drop_index("ix_planned_repeats_project_id_rater_id", table_name="planned_repeats")
