@@ -20,12 +20,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from auditor.ingestion.label_studio import LabelStudioOptions, Mapped, annotation_to_row
+from auditor.ingestion.label_studio import (
+    LabelStudioFormatError,
+    LabelStudioOptions,
+    Mapped,
+    annotation_to_row,
+)
 
 CREATED = ("ANNOTATION_CREATED", "ANNOTATIONS_CREATED")
 UPDATED = ("ANNOTATION_UPDATED",)
 DELETED = ("ANNOTATION_DELETED", "ANNOTATIONS_DELETED")
 HANDLED = CREATED + UPDATED + DELETED
+# the label's client key is "label-studio:<id>", at most 200 characters
+MAX_ID_LENGTH = 180
 
 
 class EventError(ValueError):
@@ -50,6 +57,11 @@ def _annotations(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     for position, entry in enumerate(entries):
         if not isinstance(entry, Mapping) or entry.get("id") is None:
             raise EventError(f"annotation {position + 1}: an object with an 'id' is required")
+        ident = entry["id"]
+        if isinstance(ident, bool) or not isinstance(ident, int | str) or not str(ident):
+            raise EventError(f"annotation {position + 1}: 'id' must be an integer or a string")
+        if len(str(ident)) > MAX_ID_LENGTH:
+            raise EventError(f"annotation {position + 1}: 'id' is longer than {MAX_ID_LENGTH}")
     return entries  # type: ignore[return-value]
 
 
@@ -59,11 +71,11 @@ def _version(annotation: Mapping[str, Any]) -> int:
         return 0
     try:
         moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return int(moment.timestamp() * 1_000_000)
+    except (ValueError, OverflowError):
         raise EventError(f"annotation {annotation.get('id')}: bad updated_at {stamp!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1_000_000)
 
 
 def _task(payload: Mapping[str, Any], annotation: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -93,7 +105,10 @@ def operations(
     if action in DELETED:
         return [Delete(str(entry["id"])) for entry in entries]
     options = options or LabelStudioOptions()
-    return [
-        Upsert(str(a["id"]), _version(a), annotation_to_row(_task(payload, a), a, options))
-        for a in entries
-    ]
+    try:
+        return [
+            Upsert(str(a["id"]), _version(a), annotation_to_row(_task(payload, a), a, options))
+            for a in entries
+        ]
+    except LabelStudioFormatError as error:
+        raise EventError(str(error)) from None
