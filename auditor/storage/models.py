@@ -291,15 +291,9 @@ class PlannedRepeat(Base):
     """
 
     __tablename__ = "planned_repeats"
+    # No foreign keys to items and raters, as for labels: truncating or deleting them with
+    # their labels stays allowed (reference_triggers); the project's cascade removes these.
     __table_args__ = (
-        ForeignKeyConstraint(
-            ["project_id", "rater_id"],
-            ["raters.project_id", "raters.id"],
-            ondelete="CASCADE",
-        ),
-        ForeignKeyConstraint(
-            ["project_id", "item_id"], ["items.project_id", "items.id"], ondelete="CASCADE"
-        ),
         CheckConstraint(_one_of_values("status", REPEAT_STATUSES), name="status"),
         Index(
             "uq_planned_repeats_open",

@@ -52,18 +52,6 @@ def upgrade() -> None:
             "status IN ('open', 'fulfilled', 'expired')", name=op.f("ck_planned_repeats_status")
         ),
         sa.ForeignKeyConstraint(
-            ["project_id", "item_id"],
-            ["items.project_id", "items.id"],
-            name=op.f("fk_planned_repeats_project_id_item_id_items"),
-            ondelete="CASCADE",
-        ),
-        sa.ForeignKeyConstraint(
-            ["project_id", "rater_id"],
-            ["raters.project_id", "raters.id"],
-            name=op.f("fk_planned_repeats_project_id_rater_id_raters"),
-            ondelete="CASCADE",
-        ),
-        sa.ForeignKeyConstraint(
             ["project_id"],
             ["projects.id"],
             name=op.f("fk_planned_repeats_project_id_projects"),
