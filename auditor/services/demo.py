@@ -165,6 +165,22 @@ def simulate_day(
     return rows, repeated
 
 
+def prepare_repeats(uow: UnitOfWork, config: DemoConfig) -> Planner:
+    """Set the demo project's repeat planner (15% of each rater's work, a 12-hour gap) and
+    return ``planner(rater, now)``: the items the planner proposes, first labeled within the
+    last ``REPEAT_LOOKBACK_DAYS`` days (both looks then fall in the 7-day window)."""
+    update_repeat_settings(uow, config.slug, share=REPEAT_SHARE, min_gap_hours=REPEAT_MIN_GAP_HOURS)
+
+    def planner(rater: str, now: datetime) -> list[str]:
+        # seeded per rater and day, so the run stays deterministic for a seed
+        seed = zlib.crc32(f"{config.seed}:{rater}:{now.isoformat()}".encode())
+        since = now - timedelta(days=REPEAT_LOOKBACK_DAYS)
+        answer = plan_repeats(uow, config.slug, rater, 1000, now=now, since=since, seed=seed)
+        return [entry["item"] for entry in answer["items"]]
+
+    return planner
+
+
 def run_demo(
     uow: UnitOfWork,
     config: DemoConfig,
@@ -181,21 +197,12 @@ def run_demo(
         windows_days=(7,),
         recompute_interval_seconds=RECOMPUTE_INTERVAL_SECONDS,
     )
-    update_repeat_settings(uow, config.slug, share=REPEAT_SHARE, min_gap_hours=REPEAT_MIN_GAP_HOURS)
+    planner = prepare_repeats(uow, config)
     if setup is not None:
         setup(uow, config.slug)
     rng = np.random.default_rng(config.seed)
     run = DemoRun(config, demo_start(config))
     truth: dict[str, int] = {}
-
-    def planner(rater: str, now: datetime) -> list[str]:
-        # repeats come back within a few days (see REPEAT_LOOKBACK_DAYS); seeded per rater
-        # and day, so the run stays deterministic for a seed
-        seed = zlib.crc32(f"{config.seed}:{rater}:{now.isoformat()}".encode())
-        since = now - timedelta(days=REPEAT_LOOKBACK_DAYS)
-        answer = plan_repeats(uow, config.slug, rater, 1000, now=now, since=since, seed=seed)
-        return [entry["item"] for entry in answer["items"]]
-
     for day in range(config.days):
         rows, repeated = simulate_day(rng, day, config, planner, truth, run.start)
         run.repeats += repeated

@@ -112,7 +112,8 @@ def rater_labels(
         .where(_labels.c.project_id == project_id, _labels.c.rater_id == rater_id)
         .order_by(_labels.c.labeled_at, _labels.c.id)
     )
-    rows = db.execute(statement).all()
+    # plain tuples: numpy probing Row objects for the array protocol costs 10x the query
+    rows = [tuple(row) for row in db.execute(statement).all()]
     columns = np.array(rows, dtype=np.int64).reshape(-1, 3)
     return columns[:, 0], columns[:, 1], columns[:, 2]
 
