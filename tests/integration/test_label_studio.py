@@ -131,6 +131,13 @@ def test_over_http_with_the_ingest_key_and_fulfilling_a_planned_repeat(uow, engi
         # the rater sees task 5 again in Label Studio: a second annotation of the same task
         again = event("ANNOTATION_CREATED", annotation(8, task=5, user=3, choice="dog"))
         assert client.post(path, json=again, headers=headers).json()["stored"] == 1
+        fish = event("ANNOTATION_CREATED", annotation(9, task=6, user=3, choice="fish"))
+        rejected = client.post(path, json=fish, headers=headers)
+        assert rejected.status_code == 422 and "fish" in rejected.text, rejected.text
+        assert "label-studio:9" not in stored(uow)
+        # a rejected event is not remembered: corrected and sent again, it is stored
+        fixed = event("ANNOTATION_CREATED", annotation(9, task=6, user=3, choice="cat"))
+        assert client.post(path, json=fixed, headers=headers).json()["stored"] == 1
         other = client.post(path, json={"action": "TASKS_CREATED"}, headers=headers)
         assert other.status_code == 200 and other.json() == {"ignored": "TASKS_CREATED"}
     with uow:
