@@ -172,3 +172,31 @@ def test_same_request_id_same_answer_and_limit_zero_only_counts(uow) -> None:
     assert not {e["item"] for e in other["items"]} & {e["item"] for e in first["items"]}
     with pytest.raises(NotFound, match="no rater 'nobody'"):
         plan_repeats(uow, "p", "nobody", 4)
+
+
+def test_concurrent_plans_for_one_rater_never_share_an_item(uow, engine) -> None:
+    """Eight threads plan for one rater at once (real connections): each item is planned once."""
+    import threading
+
+    from auditor.storage.unit_of_work import UnitOfWork
+
+    _project(uow, share=1.0, min_gap_items=0, min_gap_hours=1)
+    ingest_labels(uow, "p", [_label(f"i{k}", "r1", T0 + timedelta(seconds=k)) for k in range(80)])
+    now = T0 + timedelta(hours=2)
+    answers: list[dict] = []
+    errors: list[BaseException] = []
+
+    def plan() -> None:
+        try:
+            answers.append(plan_repeats(UnitOfWork(engine), "p", "r1", 10, now=now))
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=plan) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    items = [e["item"] for answer in answers for e in answer["items"]]
+    assert len(items) == 80 and len(set(items)) == 80
