@@ -53,6 +53,8 @@ class Delete:
 
 def _annotations(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     found = payload.get("annotation", payload.get("annotations"))
+    if found is None:
+        return []  # an annotation event without annotations changes nothing
     entries = found if isinstance(found, list) else [found]
     for position, entry in enumerate(entries):
         if not isinstance(entry, Mapping) or entry.get("id") is None:

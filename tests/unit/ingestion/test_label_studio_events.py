@@ -39,13 +39,17 @@ def test_task_object_gives_the_item_field_and_bulk_shapes() -> None:
     deleted = operations({"action": "ANNOTATIONS_DELETED", "annotations": [{"id": 1}, {"id": 2}]})
     assert deleted == [Delete("1"), Delete("2")]
     assert operations({"action": "PROJECT_UPDATED"}) is None
+    assert operations({"action": "ANNOTATION_CREATED"}) == []
 
 
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
         ([], "JSON object with an 'action'"),
-        ({"action": "ANNOTATION_CREATED"}, "annotation 1: an object with an 'id'"),
+        (
+            {"action": "ANNOTATION_CREATED", "annotation": {}},
+            "annotation 1: an object with an 'id'",
+        ),
         ({"action": "ANNOTATION_DELETED", "annotation": {"id": True}}, "integer or a string"),
         ({"action": "ANNOTATION_DELETED", "annotation": {"id": "x" * 181}}, "longer than 180"),
         ({"action": "ANNOTATION_CREATED", "annotation": _annotation(updated_at="soon")}, "soon"),
