@@ -32,8 +32,9 @@ headers = {{ Authorization = "Bearer {operator}" }}
 
 # Whether a label is in the vocabulary depends on the project's data, which a schema cannot
 # say: a schema-valid label may be refused (422 naming the row). Every other check applies.
+# So with Label Studio's events (their annotations become labels).
 [[operations]]
-include-path-regex = "/labels?$"
+include-path-regex = "/(labels?|integrations/label-studio)$"
 checks.positive_data_acceptance.expected-statuses = ["2xx", 401, 403, 404, 422]
 
 # Alerts: a webhook host must resolve to a public address, a rule's channels and a silence's
