@@ -106,6 +106,36 @@ class ProjectSettings:
 
 
 @dataclass(frozen=True)
+class RepeatSettings:
+    """How the repeat planner plans hidden repeated presentations (docs/repeats.md).
+
+    share : at most this share of a rater's items is shown to them again.
+    min_gap_hours, min_gap_items : the least gap between a look and its repeat, in time and in
+        other items labeled by that rater since.
+    half_width : the wanted half-width of the rater's self-agreement interval.
+    open_days : a planned repeat not labeled within this many days expires.
+    """
+
+    share: float = 0.10
+    min_gap_hours: float = 24.0
+    min_gap_items: int = 20
+    half_width: float = 0.10
+    open_days: float = 7.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.share <= 1.0:
+            raise ValueError(f"share must be in [0, 1], got {self.share}")
+        if self.min_gap_hours < 0:
+            raise ValueError(f"min_gap_hours must not be negative, got {self.min_gap_hours}")
+        if self.min_gap_items < 0:
+            raise ValueError(f"min_gap_items must not be negative, got {self.min_gap_items}")
+        if not 0.0 < self.half_width < 0.5:
+            raise ValueError(f"half_width must be in (0, 0.5), got {self.half_width}")
+        if self.open_days <= 0:
+            raise ValueError(f"open_days must be positive, got {self.open_days}")
+
+
+@dataclass(frozen=True)
 class LabelArrays:
     """One project's labels as parallel columns, the shape storage hands to the statistics.
 

@@ -9,6 +9,11 @@
    the tables, then ``--requests`` history requests (500 points, downsampled in SQL); prints
    p50/p95 (target p95 <= 50 ms).
 
+3. ``--open-repeats N``: instead of 1 and 2, the ingest rate of (1) side by side in fresh
+   databases without and with N open planned repeats in the project (the repeat planner's
+   fulfilment runs in every ingest transaction), interleaved over ``--rounds`` rounds; prints
+   each rate, the medians and their ratio (target: within 10%).
+
 The server is ``auditor serve`` (one uvicorn worker) with the recompute timer off. The
 machine is shared: the load average is printed with the results.
 """
@@ -30,10 +35,12 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from auditor.services.audit import find_project_id
 from auditor.services.keys import create_key
 from auditor.services.projects import create_project
 from auditor.storage import migrate
 from auditor.storage.db import make_engine, to_micros
+from auditor.storage.models import Item, PlannedRepeat
 from auditor.storage.snapshot_models import MetricPoint, Snapshot
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.integration.api.conftest import serving
@@ -112,6 +119,86 @@ def insert_snapshots(url: str, project_id: int, count: int) -> None:
     engine.dispose()
 
 
+def seed_open_repeats(url: str, project_id: int, count: int) -> None:
+    """``count`` open planned repeats of the bench's raters on items of their own (so they
+    stay open while the benchmark's labels arrive: every batch's join meets all of them)."""
+    engine = make_engine(url)
+    now = to_micros(datetime.now(UTC))
+    week = 7 * 24 * 3600 * 1_000_000
+    with engine.begin() as connection:
+        raters = [
+            connection.exec_driver_sql(
+                "INSERT INTO raters (project_id, external_id, kind) "
+                f"VALUES ({project_id}, 'r{r}', 'human') RETURNING id"
+            ).scalar_one()
+            for r in range(5)
+        ]
+        items = [
+            {"project_id": project_id, "external_id": f"planned-{k}", "metadata": None}
+            for k in range(count)
+        ]
+        connection.execute(Item.__table__.insert(), items)
+        ids = connection.exec_driver_sql(
+            f"SELECT id FROM items WHERE project_id = {project_id} ORDER BY id"
+        ).scalars()
+        rows = [
+            {"project_id": project_id, "rater_id": raters[k % 5], "item_id": item,
+             "first_labeled_at": now - week, "planned_at": now, "expires_at": now + week,
+             "reason": "bench", "request_id": None, "status": "open",
+             "fulfilled_label_id": None}
+            for k, item in enumerate(ids)
+        ]  # fmt: skip
+        connection.execute(PlannedRepeat.__table__.insert(), rows)
+        connection.exec_driver_sql("ANALYZE planned_repeats")
+    engine.dispose()
+
+
+def _fresh_database() -> tuple[str, str]:
+    name = f"auditor_b_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(_libpq(POSTGRES_ADMIN_URL), autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    return name, POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+
+
+def _drop_database(name: str) -> None:
+    with psycopg.connect(_libpq(POSTGRES_ADMIN_URL), autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def compare_open_repeats(args: argparse.Namespace) -> None:
+    """Ingest rate without and with ``args.open_repeats`` open planned repeats, interleaved."""
+    rates: dict[int, list[float]] = {0: [], args.open_repeats: []}
+    env = {
+        "AUDITOR_BROKER_URL": "redis://127.0.0.1:6379/15",
+        "AUDITOR_API_MAX_BATCH_LABELS": str(max(args.batch, 10_000)),
+    }
+    print(f"load average before: {os.getloadavg()}")
+    for round_ in range(args.rounds):
+        for open_repeats in rates:
+            name, url = _fresh_database()
+            try:
+                migrate.upgrade(url)
+                engine = make_engine(url)
+                create_project(UnitOfWork(engine), "bench", CATEGORIES)
+                project_id = find_project_id(UnitOfWork(engine), "bench")
+                key = create_key(UnitOfWork(engine), "bench", "admin")[1]
+                engine.dispose()
+                if open_repeats:
+                    seed_open_repeats(url, project_id, open_repeats)
+                with serving(url, **env) as (base, _):
+                    rate = ingest(base, key, args.labels, args.batch, args.clients)
+                rates[open_repeats].append(rate)
+                print(f"round {round_ + 1}, {open_repeats:>6,} open repeats: {rate:,.0f} labels/s")
+            finally:
+                _drop_database(name)
+    without, with_ = (statistics.median(r) for r in rates.values())
+    print(
+        f"median: {without:,.0f} labels/s without, {with_:,.0f} with {args.open_repeats:,} open "
+        f"repeats: ratio {with_ / without:.3f} (target >= 0.90)"
+    )
+    print(f"load average after: {os.getloadavg()}")
+
+
 def history_latency(base: str, key: str, requests: int) -> list[float]:
     headers = {"Authorization": f"Bearer {key}"}
     times = []
@@ -134,7 +221,12 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=2)
     parser.add_argument("--snapshots", type=int, default=100_000)
     parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--open-repeats", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.open_repeats:
+        compare_open_repeats(args)
+        return
 
     name = f"auditor_b_{uuid.uuid4().hex[:8]}"
     admin = _libpq(POSTGRES_ADMIN_URL)

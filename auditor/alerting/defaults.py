@@ -24,10 +24,32 @@ SELF_AGREEMENT_DROP = 0.15
 METRIC_KAPPA_S = "kappa_s"
 METRIC_RHO = "rho"
 METRIC_SELF_AGREEMENT = "self_agreement"
+METRIC_REPEAT_COVERAGE = "repeat_coverage"
+# A rater may take a while to reach the repeats she needs (10% of her items); two weeks short
+# of them means her self-agreement and reliability will not be known well enough.
+REPEATS_SHORT_FOR = timedelta(days=14)
+
+
+def repeat_coverage_rule(project: str, channels: tuple[str, ...] = ()) -> Rule:
+    """ "Not enough repeats for a reliable self-agreement": a rater's repeated items have stayed
+    below the number needed for the wanted precision (docs/repeats.md) for two weeks."""
+    return Rule(
+        id=f"{project}:default:repeat_coverage",
+        project=project,
+        metric=METRIC_REPEAT_COVERAGE,
+        subject=SubjectSelector(SubjectKind.EVERY_RATER),
+        condition=Condition(ConditionKind.BELOW, threshold=1.0),
+        min_n=10,  # the point's n is the needed count, at least 10: never insufficient data
+        for_=REPEATS_SHORT_FOR,
+        keep_firing_for=timedelta(hours=1),
+        severity=Severity.INFO,
+        channels=channels,
+    )
 
 
 def default_rules(project: str, channels: tuple[str, ...] = ()) -> tuple[Rule, ...]:
-    """kappa_S and rho lower bound below 0.667; each rater's self-agreement dropping > 0.15 in 7d.
+    """kappa_S and rho lower bound below 0.667; each rater's self-agreement dropping > 0.15 in
+    7d; each rater short of the repeats her self-agreement needs for two weeks.
 
     The self-agreement rule compares the 7-day window with its own value 7 days earlier
     (this week against last week): the cumulative value moves too slowly to show a rater who
@@ -74,4 +96,5 @@ def default_rules(project: str, channels: tuple[str, ...] = ()) -> tuple[Rule, .
             severity=Severity.WARNING,
             channels=channels,
         ),
+        repeat_coverage_rule(project, channels),
     )

@@ -95,7 +95,20 @@ class SubjectSelector:
 # contract): a rule on any other name could never be judged, so it is refused when saved.
 METRICS_BY_SUBJECT: dict[str, tuple[str, ...]] = {
     "project": PROJECT_MEASURES,
-    "rater": ("self_agreement", "self_kappa", "reliability", "random_choice", "s_vs_group"),
+    "rater": (
+        "self_agreement",
+        "self_kappa",
+        "reliability",
+        "random_choice",
+        "s_vs_group",
+        # repeat coverage (cumulative snapshot only; auditor.services.repeat_coverage)
+        "repeat_coverage",
+        "repeats_needed",
+        "repeats_planned",
+        "repeats_fulfilled",
+        "repeats_expired",
+        "repeats_outstanding",
+    ),
     "model": ("s", "kappa_va"),
 }
 

@@ -15,7 +15,17 @@ from auditor.api.auth_first import AuthFirstMiddleware
 from auditor.api.errors import ErrorOut, install_error_handlers
 from auditor.api.hygiene import NulGuardMiddleware, document_nul_refusal
 from auditor.api.limits import BodySizeLimitMiddleware
-from auditor.api.routes import alerts, imports, labels, ops, projects, reads, snapshots
+from auditor.api.routes import (
+    alerts,
+    imports,
+    integrations,
+    labels,
+    ops,
+    projects,
+    reads,
+    repeats,
+    snapshots,
+)
 from auditor.config import Settings, get_settings
 from auditor.storage.db import make_engine
 
@@ -63,7 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Outermost of all: a NUL in the path or query is refused before any lookup uses it.
     app.add_middleware(NulGuardMiddleware)
     app.include_router(ops.router)
-    for module in (projects, labels, imports, reads, snapshots, alerts):
+    for module in (projects, labels, imports, reads, snapshots, alerts, repeats, integrations):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     _document_guards(app)
     return app

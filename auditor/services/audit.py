@@ -28,6 +28,7 @@ from typing import Any
 import auditor
 from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings
 from auditor.services import NotFound, recompute_health
+from auditor.services.repeat_coverage import add_coverage
 from auditor.snapshots.dirty import (
     LastSnapshot,
     ProjectFacts,
@@ -303,6 +304,8 @@ def _recompute_locked(
     with uow:
         db = uow.session
         for row, points, rendered in prepared:
+            if row["scope"] == CUMULATIVE:  # repeat coverage is not cut by windows
+                points = [*points, *add_coverage(uow, project_id, rendered, now)]
             snapshot_id = repo.insert_snapshot(db, row, points)
             if snapshot_id is not None:
                 written.append(

@@ -5,8 +5,10 @@ The story (deterministic for a seed):
   four of ten human raters (reliabilities from 0.95 down to 0.70) and by one model rater;
 - a rater errs by a random choice drawn from the prevalence: the rater model of the
   self-agreement paper, d(c) = x P(c) + y_c;
-- hidden repeated presentations, as in that paper: each day every human is shown again a few
-  items it labeled on earlier days, mixed among its new work, in a later session;
+- hidden repeated presentations, as in that paper, drawn from the repeat planner
+  (``auditor.services.repeats``): each morning every human asks it for the items to see
+  again (15% of her work, labeled at least 12 hours and 20 items earlier, within the last
+  three days), and they come mixed among her new work; her labels fulfil the plan;
 - rater ``r07`` is among the best until half-way, then degrades sharply; after
   ``DEGRADED_DAYS`` days she is retrained and labels as well as before (alerts fire on the
   drop and resolve after the recovery; see ``auditor.services.alert_demo``).
@@ -25,6 +27,7 @@ last week's labels) instead of finding every window empty.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -35,6 +38,7 @@ from auditor.services.audit import RecomputeResult, recompute_due_projects
 from auditor.services.ingest import ingest_labels
 from auditor.services.projects import create_project
 from auditor.services.queries import HistoryPoint, metric_history
+from auditor.services.repeats import plan_repeats, update_repeat_settings
 from auditor.storage.unit_of_work import UnitOfWork
 
 CATEGORIES = ("normal", "benign", "malignant", "artifact")
@@ -50,6 +54,9 @@ REPEAT_SHARE = 0.15
 # Repeats come back within a few days, so both looks of most repeated items fall inside the
 # 7-day window and the window's self-agreement rests on ~100 repeated items per rater.
 REPEAT_LOOKBACK_DAYS = 3
+# The planner runs as the working day starts; a 12-hour gap lets yesterday's items come back.
+PLAN_HOUR = 8
+REPEAT_MIN_GAP_HOURS = 12.0
 BATCH_HOURS = 2
 RECOMPUTE_INTERVAL_SECONDS = 6 * 3600
 
@@ -105,16 +112,20 @@ def _reliability(rater: str, day: int, days: int) -> float:
     return HUMAN_RELIABILITY[int(rater[1:]) - 1]
 
 
+Planner = Callable[[str, datetime], list[str]]
+
+
 def simulate_day(
     rng: np.random.Generator,
     day: int,
     config: DemoConfig,
-    seen: dict[str, list[str]],
+    planner: Planner,
     truth: dict,
     start: datetime,
 ) -> tuple[list[dict], int]:
     """One day's labels (new items and hidden repeats) in labeled_at order, and the number
-    of repeated presentations among them. Day 0 begins at ``start``."""
+    of repeated presentations among them. Day 0 begins at ``start``; ``planner(rater, now)``
+    names the items the rater sees again that day."""
     humans = [f"r{i:02d}" for i in range(1, len(HUMAN_RELIABILITY) + 1)]
     day_start = start + timedelta(days=day)
     n = config.items_per_day
@@ -146,20 +157,28 @@ def simulate_day(
     chosen = np.argsort(rng.random((n, len(humans))), axis=1)[:, :RATERS_PER_ITEM]
     for h, rater in enumerate(humans):
         mine = [item_ids[i] for i in np.flatnonzero((chosen == h).any(axis=1))]
-        history = seen.setdefault(rater, [])
-        earlier = history[-REPEAT_LOOKBACK_DAYS * len(mine) :] if mine else history
-        n_repeats = min(len(earlier), round(REPEAT_SHARE * len(mine)))
-        repeats = (
-            [earlier[i] for i in rng.choice(len(earlier), size=n_repeats, replace=False)]
-            if n_repeats
-            else []
-        )
+        repeats = planner(rater, day_start + timedelta(hours=PLAN_HOUR)) if day else []
         emit(rater, mine + repeats, "human")
         repeated += len(repeats)
-        history.extend(mine)
     emit(MODEL_RATER, item_ids, "model")
     rows.sort(key=lambda row: row["labeled_at"])
     return rows, repeated
+
+
+def prepare_repeats(uow: UnitOfWork, config: DemoConfig) -> Planner:
+    """Set the demo project's repeat planner (15% of each rater's work, a 12-hour gap) and
+    return ``planner(rater, now)``: the items the planner proposes, first labeled within the
+    last ``REPEAT_LOOKBACK_DAYS`` days (both looks then fall in the 7-day window)."""
+    update_repeat_settings(uow, config.slug, share=REPEAT_SHARE, min_gap_hours=REPEAT_MIN_GAP_HOURS)
+
+    def planner(rater: str, now: datetime) -> list[str]:
+        # seeded per rater and day, so the run stays deterministic for a seed
+        seed = zlib.crc32(f"{config.seed}:{rater}:{now.isoformat()}".encode())
+        since = now - timedelta(days=REPEAT_LOOKBACK_DAYS)
+        answer = plan_repeats(uow, config.slug, rater, 1000, now=now, since=since, seed=seed)
+        return [entry["item"] for entry in answer["items"]]
+
+    return planner
 
 
 def run_demo(
@@ -178,14 +197,14 @@ def run_demo(
         windows_days=(7,),
         recompute_interval_seconds=RECOMPUTE_INTERVAL_SECONDS,
     )
+    planner = prepare_repeats(uow, config)
     if setup is not None:
         setup(uow, config.slug)
     rng = np.random.default_rng(config.seed)
     run = DemoRun(config, demo_start(config))
-    seen: dict[str, list[str]] = {}
     truth: dict[str, int] = {}
     for day in range(config.days):
-        rows, repeated = simulate_day(rng, day, config, seen, truth, run.start)
+        rows, repeated = simulate_day(rng, day, config, planner, truth, run.start)
         run.repeats += repeated
         day_start = run.start + timedelta(days=day)
         for slot in range(24 // BATCH_HOURS):

@@ -22,6 +22,7 @@ from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowErr
 from auditor.services import Conflict, NotFound
 from auditor.services.ingest_staged import PostgresStaging, staged_errors, staging_rows
 from auditor.storage import import_repository as imports_repo
+from auditor.storage import repeat_repository
 from auditor.storage.db import to_micros, utc_now
 from auditor.storage.models import Project
 from auditor.storage.repositories import WriteConflict
@@ -173,7 +174,10 @@ def import_batches(
             except IngestRejected as rejection:  # a conflict with stored labels
                 _add_errors(result, rejection)
         if staging is not None and not result.rejected:
+            before = uow.labels.max_label_id(project.id)
             staged = staging.finish(project.id, to_micros(received_at), record.id)
+            # The staged insert bypasses _write_batch: fulfil planned repeats here too.
+            repeat_repository.fulfil(uow.session, project.id, before, to_micros(received_at))
             result.inserted += staged.inserted
             result.duplicates += staged.duplicates
             errors, total = staged_errors(staged)
@@ -294,7 +298,12 @@ def _write_batch(
     ]
     if skip:
         rows = [row for position, row in enumerate(rows) if position not in skip]
-    uow.labels.insert_labels(rows)
+    if rows:
+        before = uow.labels.max_label_id(project.id)
+        uow.labels.insert_labels(rows)
+        # A new label of a rater on an item planned for her to see again fulfils that repeat,
+        # whatever the route (API, import, integration): one set-based statement per batch.
+        repeat_repository.fulfil(uow.session, project.id, before, received)
     return len(rows), len(skip)
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
+    Boolean,
     CheckConstraint,
     Float,
     ForeignKey,
@@ -24,6 +26,7 @@ from sqlalchemy import (
     Integer,
     String,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -35,6 +38,7 @@ from auditor.domain import (
     ProjectSettings,
     RaterKind,
     RaterModel,
+    RepeatSettings,
     RhoMode,
     RhoUnrated,
 )
@@ -47,11 +51,16 @@ CATEGORY_NAME_MAX = 100
 CLIENT_KEY_MAX = 200
 
 _DEFAULTS = ProjectSettings()
+_REPEATS = RepeatSettings()
 
 
 def _one_of(column: str, enum: type) -> str:
     values = ", ".join(f"'{member.value}'" for member in enum)
     return f"{column} IN ({values})"
+
+
+def _one_of_values(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
 
 
 def _literal(value: object) -> Any:
@@ -112,6 +121,20 @@ class Project(Base):
     recompute_interval_seconds: Mapped[int] = mapped_column(
         Integer, server_default=_literal(_DEFAULTS.recompute_interval_seconds)
     )
+    # The repeat planner's settings (auditor.domain.RepeatSettings, docs/repeats.md).
+    repeat_share: Mapped[float] = mapped_column(Float, server_default=_literal(_REPEATS.share))
+    repeat_min_gap_hours: Mapped[float] = mapped_column(
+        Float, server_default=_literal(_REPEATS.min_gap_hours)
+    )
+    repeat_min_gap_items: Mapped[int] = mapped_column(
+        Integer, server_default=_literal(_REPEATS.min_gap_items)
+    )
+    repeat_half_width: Mapped[float] = mapped_column(
+        Float, server_default=_literal(_REPEATS.half_width)
+    )
+    repeat_open_days: Mapped[float] = mapped_column(
+        Float, server_default=_literal(_REPEATS.open_days)
+    )
 
     def settings(self) -> ProjectSettings:
         return ProjectSettings(
@@ -125,6 +148,22 @@ class Project(Base):
             windows_days=windows_from_text(self.windows_days),
             recompute_interval_seconds=self.recompute_interval_seconds,
         )
+
+    def repeat_settings(self) -> RepeatSettings:
+        return RepeatSettings(
+            share=self.repeat_share,
+            min_gap_hours=self.repeat_min_gap_hours,
+            min_gap_items=self.repeat_min_gap_items,
+            half_width=self.repeat_half_width,
+            open_days=self.repeat_open_days,
+        )
+
+    def apply_repeat_settings(self, settings: RepeatSettings) -> None:
+        self.repeat_share = settings.share
+        self.repeat_min_gap_hours = settings.min_gap_hours
+        self.repeat_min_gap_items = settings.min_gap_items
+        self.repeat_half_width = settings.half_width
+        self.repeat_open_days = settings.open_days
 
     def apply_settings(self, settings: ProjectSettings) -> None:
         self.collapse = settings.collapse.value
@@ -242,3 +281,73 @@ class Label(Base):
     client_key: Mapped[str | None] = mapped_column(String(CLIENT_KEY_MAX))
     # The import (file or API batch) that wrote it; None for labels older than migration 0008.
     import_id: Mapped[int | None] = mapped_column(BigId)
+
+
+REPEAT_STATUSES = ("open", "fulfilled", "expired")
+
+
+class PlannedRepeat(Base):
+    """One hidden repeat the planner proposed: rater ``rater_id`` is to see ``item_id`` again.
+
+    ``open`` until that rater's next label on the item (``fulfilled``, set in the ingest
+    transaction) or until ``expires_at`` (``expired``). At most one open repeat per
+    (project, rater, item): a partial unique index.
+    """
+
+    __tablename__ = "planned_repeats"
+    # No foreign keys to items and raters, as for labels: truncating or deleting them with
+    # their labels stays allowed (reference_triggers); the project's cascade removes these.
+    __table_args__ = (
+        CheckConstraint(_one_of_values("status", REPEAT_STATUSES), name="status"),
+        Index(
+            "uq_planned_repeats_open",
+            "project_id",
+            "rater_id",
+            "item_id",
+            unique=True,
+            postgresql_where=text("status = 'open'"),
+            sqlite_where=text("status = 'open'"),
+        ),
+        Index("ix_planned_repeats_project_id_rater_id", "project_id", "rater_id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    rater_id: Mapped[int] = mapped_column(Integer)
+    item_id: Mapped[int] = mapped_column(BigId)
+    first_labeled_at: Mapped[datetime] = mapped_column(UtcMicros)
+    planned_at: Mapped[datetime] = mapped_column(UtcMicros)
+    expires_at: Mapped[datetime] = mapped_column(UtcMicros)
+    reason: Mapped[str] = mapped_column(String(NAME_MAX))
+    request_id: Mapped[str | None] = mapped_column(String(CLIENT_KEY_MAX))
+    status: Mapped[str] = mapped_column(String(16), server_default=_literal("open"))
+    fulfilled_label_id: Mapped[int | None] = mapped_column(BigId)
+
+
+class RepeatRequest(Base):
+    """The answer given to one (project, rater, request_id): the same request gets it again."""
+
+    __tablename__ = "repeat_requests"
+
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    rater_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    request_id: Mapped[str] = mapped_column(String(CLIENT_KEY_MAX), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UtcMicros)
+    response: Mapped[dict[str, Any]] = mapped_column(JSON().with_variant(JSONB(), "postgresql"))
+
+
+class LabelStudioAnnotation(Base):
+    """The newest version seen of one Label Studio annotation (``updated_at`` in microseconds),
+    or its deletion, kept for ever: replays and late events change nothing. Its label, if any,
+    carries the client key ``label-studio:<annotation id>``."""
+
+    __tablename__ = "label_studio_annotations"
+
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    annotation_id: Mapped[str] = mapped_column(String(CLIENT_KEY_MAX), primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger)
+    deleted: Mapped[bool] = mapped_column(Boolean, server_default=false())

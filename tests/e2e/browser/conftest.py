@@ -33,6 +33,7 @@ from auditor.services.demo import (
     RECOMPUTE_INTERVAL_SECONDS,
     DemoConfig,
     demo_start,
+    prepare_repeats,
     simulate_day,
 )
 from auditor.services.ingest import ingest_labels
@@ -86,12 +87,12 @@ def seed_project(engine: object, config: DemoConfig) -> int:
     )
     install_default_rules(UnitOfWork(engine), config.slug)
     rng = np.random.default_rng(config.seed)
-    seen: dict[str, list[str]] = {}
+    planner = prepare_repeats(UnitOfWork(engine), config)
     truth: dict[str, int] = {}
     written = 0
     start = demo_start(config)
     for day in range(config.days):
-        rows, _ = simulate_day(rng, day, config, seen, truth, start)
+        rows, _ = simulate_day(rng, day, config, planner, truth, start)
         for slot in range(24 // BATCH_HOURS):
             end = start + timedelta(days=day, hours=BATCH_HOURS * (slot + 1))
             batch = [r for r in rows if end - timedelta(hours=BATCH_HOURS) <= r["labeled_at"] < end]

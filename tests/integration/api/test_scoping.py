@@ -29,6 +29,15 @@ BODIES = {
         "ends_at": "2099-01-01T00:00:00Z",
         "subject": "project",
     },
+    ("POST", "/api/v1/projects/{slug}/integrations/label-studio"): {
+        "action": "ANNOTATION_CREATED",
+        "annotation": {
+            "id": 1,
+            "task": 1,
+            "completed_by": 1,
+            "result": [{"type": "choices", "value": {"choices": ["normal"]}}],
+        },
+    },
 }
 
 

@@ -83,7 +83,7 @@ def test_window_scope():
 
 
 def test_default_rules_match_the_issue():
-    kappa, rho, self_agreement = default_rules("p1", channels=("ops",))
+    kappa, rho, self_agreement, repeats = default_rules("p1", channels=("ops",))
     for rule in (kappa, rho):
         assert rule.condition.kind is ConditionKind.NOT_CONFIDENTLY_ABOVE
         assert rule.condition.threshold == KRIPPENDORFF_TENTATIVE == 0.667
@@ -97,8 +97,12 @@ def test_default_rules_match_the_issue():
     # a point-to-point drop has no interval: it needs enough repeats and must hold 12 hours
     assert self_agreement.min_n == 20 and self_agreement.for_ == timedelta(hours=12)
     assert kappa.for_ == rho.for_ == timedelta(0)
-    assert len({r.id for r in (kappa, rho, self_agreement)}) == 3
-    assert all(r.channels == ("ops",) for r in (kappa, rho, self_agreement))
+    assert len({r.id for r in (kappa, rho, self_agreement, repeats)}) == 4
+    assert all(r.channels == ("ops",) for r in (kappa, rho, self_agreement, repeats))
+    # "not enough repeats for a reliable self-agreement": short of the needed count two weeks
+    assert (repeats.metric, repeats.condition.kind) == ("repeat_coverage", ConditionKind.BELOW)
+    assert repeats.condition.threshold == 1.0 and repeats.for_ == timedelta(days=14)
+    assert repeats.subject.kind is SubjectKind.EVERY_RATER
 
 
 def test_rater_metrics_are_accepted_for_every_rater_and_model_metrics_for_a_model():

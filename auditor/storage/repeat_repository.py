@@ -1,0 +1,244 @@
+"""Planned repeats: the planner's reads and writes, fulfilment and expiry (set-based SQL).
+
+Times are microseconds since the epoch here (the stored form), as in ``label_loader``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import BigInteger, bindparam, func, insert, select, text, type_coerce, update
+from sqlalchemy.orm import Session
+
+from auditor.domain import RepeatSettings
+from auditor.storage.models import Item, Label, PlannedRepeat, Project, Rater, RepeatRequest
+from auditor.storage.snapshot_models import MetricPoint
+
+_repeats = PlannedRepeat.__table__
+COVERAGE_METRICS = (
+    "repeats_planned",
+    "repeats_fulfilled",
+    "repeats_expired",
+    "repeats_outstanding",
+    "repeats_needed",
+    "repeat_coverage",
+)
+_labels = Label.__table__
+
+# A new label of a rater on an item she has an open (unexpired) repeat of fulfils it. One
+# statement per ingested batch: the batch's labels (ids above the batch's starting watermark,
+# an index range) joined to the open repeats through their partial unique index.
+_FULFIL = text(
+    """
+    UPDATE planned_repeats SET status = 'fulfilled', fulfilled_label_id = fresh.label_id
+    FROM (
+        SELECT rater_id, item_id, MIN(id) AS label_id FROM labels
+        WHERE project_id = :project_id AND id > :after
+        GROUP BY rater_id, item_id
+    ) AS fresh
+    WHERE planned_repeats.project_id = :project_id
+      AND planned_repeats.status = 'open'
+      AND planned_repeats.expires_at > :now
+      AND planned_repeats.rater_id = fresh.rater_id
+      AND planned_repeats.item_id = fresh.item_id
+    """
+)
+
+# Per rater: items labeled, items labeled at least twice, and SA (the mean share of agreeing
+# pairs of looks over the repeated items; MEASURES.md section 8), aggregated in the database.
+_SELF_AGREEMENT = text(
+    """
+    WITH cells AS (
+        SELECT rater_id, item_id, category_id, COUNT(*) AS c FROM labels
+        WHERE project_id = :project_id GROUP BY rater_id, item_id, category_id
+    ), looked AS (
+        SELECT rater_id, item_id, SUM(c) AS m, SUM(c * (c - 1)) AS agreeing FROM cells
+        GROUP BY rater_id, item_id
+    )
+    SELECT rater_id, COUNT(*) AS n_items,
+           SUM(CASE WHEN m >= 2 THEN 1 ELSE 0 END) AS n_repeated,
+           AVG(CASE WHEN m >= 2 THEN agreeing * 1.0 / (m * (m - 1)) END) AS sa
+    FROM looked GROUP BY rater_id
+    """
+)
+
+
+@dataclass(frozen=True)
+class RaterFacts:
+    n_items: int
+    n_repeated: int
+    self_agreement: float | None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    planned: int = 0
+    fulfilled: int = 0
+    expired: int = 0
+    open: int = 0
+
+
+def find_rater(db: Session, project_id: int, external_id: str) -> int | None:
+    statement = select(Rater.id).where(
+        Rater.project_id == project_id, Rater.external_id == external_id
+    )
+    return db.execute(statement).scalar()
+
+
+def lock_rater(db: Session, rater_id: int) -> None:
+    """Serialise planning for one rater (PostgreSQL; SQLite writers are serialised already)."""
+    if db.get_bind().dialect.name == "postgresql":
+        db.execute(select(Rater.id).where(Rater.id == rater_id).with_for_update())
+
+
+def rater_names(db: Session, project_id: int) -> dict[int, str]:
+    statement = select(Rater.id, Rater.external_id).where(Rater.project_id == project_id)
+    return {row.id: row.external_id for row in db.execute(statement)}
+
+
+def rater_labels(
+    db: Session, project_id: int, rater_id: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rater's labels as (item id, category id, labeled_at) in labeled_at order."""
+    statement = (
+        select(
+            _labels.c.item_id,
+            _labels.c.category_id,
+            type_coerce(_labels.c.labeled_at, BigInteger),  # microseconds, as stored
+        )
+        .where(_labels.c.project_id == project_id, _labels.c.rater_id == rater_id)
+        .order_by(_labels.c.labeled_at, _labels.c.id)
+    )
+    # plain tuples: numpy probing Row objects for the array protocol costs 10x the query
+    rows = [tuple(row) for row in db.execute(statement).all()]
+    columns = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    return columns[:, 0], columns[:, 1], columns[:, 2]
+
+
+def self_agreement_by_rater(db: Session, project_id: int) -> dict[int, RaterFacts]:
+    rows = db.execute(_SELF_AGREEMENT, {"project_id": project_id})
+    return {
+        int(row.rater_id): RaterFacts(
+            int(row.n_items),
+            int(row.n_repeated or 0),
+            None if row.sa is None else float(row.sa),
+        )
+        for row in rows
+    }
+
+
+def expire(db: Session, project_id: int, now: int) -> int:
+    statement = (
+        update(_repeats)
+        .where(
+            _repeats.c.project_id == project_id,
+            _repeats.c.status == "open",
+            _repeats.c.expires_at <= now,
+        )
+        .values(status="expired")
+    )
+    return db.execute(statement).rowcount
+
+
+def fulfil(db: Session, project_id: int, after_label_id: int | None, now: int) -> int:
+    """Mark fulfilled the open repeats met by labels with ids above ``after_label_id``."""
+    parameters = {"project_id": project_id, "after": after_label_id or 0, "now": now}
+    return db.execute(_FULFIL, parameters).rowcount
+
+
+def open_items(db: Session, project_id: int, rater_id: int, now: int) -> np.ndarray:
+    statement = select(_repeats.c.item_id).where(
+        _repeats.c.project_id == project_id,
+        _repeats.c.rater_id == rater_id,
+        _repeats.c.status == "open",
+        _repeats.c.expires_at > now,
+    )
+    return np.array(db.execute(statement).scalars().all(), dtype=np.int64)
+
+
+def item_names(db: Session, ids: Iterable[int]) -> dict[int, str]:
+    wanted = list(ids)
+    if not wanted:
+        return {}
+    statement = select(Item.id, Item.external_id).where(
+        Item.id.in_(bindparam("ids", expanding=True))
+    )
+    return {row.id: row.external_id for row in db.execute(statement, {"ids": wanted})}
+
+
+def insert_planned(db: Session, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        db.execute(insert(_repeats), rows)
+
+
+def coverage(db: Session, project_id: int, now: int) -> dict[int, Coverage]:
+    """Per rater id: repeats planned, fulfilled, expired (or past their time) and open."""
+    expired = (_repeats.c.status == "expired") | (
+        (_repeats.c.status == "open") & (_repeats.c.expires_at <= now)
+    )
+    still_open = (_repeats.c.status == "open") & (_repeats.c.expires_at > now)
+    statement = (
+        select(
+            _repeats.c.rater_id,
+            func.count(),
+            func.sum(func.cast(_repeats.c.status == "fulfilled", _repeats.c.rater_id.type)),
+            func.sum(func.cast(expired, _repeats.c.rater_id.type)),
+            func.sum(func.cast(still_open, _repeats.c.rater_id.type)),
+        )
+        .where(_repeats.c.project_id == project_id)
+        .group_by(_repeats.c.rater_id)
+    )
+    return {
+        int(rater): Coverage(int(planned), int(done or 0), int(gone or 0), int(waiting or 0))
+        for rater, planned, done, gone, waiting in db.execute(statement)
+    }
+
+
+def find_request(db: Session, project_id: int, rater_id: int, request_id: str) -> Any:
+    statement = select(RepeatRequest.response).where(
+        RepeatRequest.project_id == project_id,
+        RepeatRequest.rater_id == rater_id,
+        RepeatRequest.request_id == request_id,
+    )
+    return db.execute(statement).scalar()
+
+
+def store_request(
+    db: Session, project_id: int, rater_id: int, request_id: str, now: int, response: Any
+) -> None:
+    db.execute(
+        insert(RepeatRequest.__table__).values(
+            project_id=project_id,
+            rater_id=rater_id,
+            request_id=request_id,
+            created_at=now,
+            response=response,
+        )
+    )
+
+
+def project_repeat_settings(db: Session, project_id: int) -> tuple[RepeatSettings, float]:
+    """The planner's settings of a project and its interval level."""
+    project = db.get(Project, project_id)
+    if project is None:
+        raise LookupError(f"no project with id {project_id}")
+    return project.repeat_settings(), project.interval_level
+
+
+def coverage_points(db: Session, snapshot_id: int) -> dict[str, dict[str, dict[str, Any]]]:
+    """{rater: {metric: {"value", "n"}}} of a snapshot's repeat coverage points."""
+    statement = select(
+        MetricPoint.subject_id, MetricPoint.metric, MetricPoint.value, MetricPoint.n
+    ).where(
+        MetricPoint.snapshot_id == snapshot_id,
+        MetricPoint.subject_kind == "rater",
+        MetricPoint.metric.in_(COVERAGE_METRICS),
+    )
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for rater, metric, value, n in db.execute(statement):
+        shown = int(value) if metric != "repeat_coverage" and value is not None else value
+        out.setdefault(rater, {})[metric] = {"value": shown, "n": n}
+    return out
