@@ -6,7 +6,10 @@ request comes from loopback, whoever sent it. So:
 
 - a request that carries a forwarding header (``Forwarded``, ``X-Forwarded-For``,
   ``X-Real-IP``) was relayed: it is local only if the peer is a proxy the operator trusts
-  (``AUDITOR_TRUSTED_PROXIES``) *and* the client that proxy names is on loopback;
+  (``AUDITOR_TRUSTED_PROXIES``) *and* every client named in every forwarding header is on
+  loopback. Not only the header a proxy sets: a proxy passes on the headers the client sent
+  (nginx appends to X-Forwarded-For but forwards a client's own ``Forwarded`` untouched), so
+  one header saying 127.0.0.1 proves nothing while another names a remote client;
 - otherwise the peer itself must be on loopback.
 
 A proxy the operator did not list cannot vouch for anyone, and its header is not ignored
@@ -37,14 +40,24 @@ def _address(text: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address 
     return address
 
 
-def forwarded_client(headers: Mapping[str, str]) -> str | None:
-    """The client the nearest proxy names (the last hop it appended)."""
-    if "forwarded" in headers:
-        found = _FORWARDED_FOR.findall(headers["forwarded"])
-        return found[-1] if found else None
-    if "x-forwarded-for" in headers:
-        return headers["x-forwarded-for"].split(",")[-1].strip()
-    return headers.get("x-real-ip")
+def forwarded_clients(headers: Mapping[str, str]) -> list[str]:
+    """Every client address named by any forwarding header, as written (some may be forged
+    by the client itself; which one the proxy wrote depends on its configuration)."""
+    named: list[str] = []
+    for value in _values(headers, "forwarded"):
+        found = _FORWARDED_FOR.findall(value)
+        named.extend(found if found else [""])  # a Forwarded header naming no one: unknown
+    for value in _values(headers, "x-forwarded-for"):
+        named.extend(part.strip() for part in value.split(","))
+    named.extend(value.strip() for value in _values(headers, "x-real-ip"))
+    return named
+
+
+def _values(headers: Mapping[str, str], name: str) -> list[str]:
+    getlist = getattr(headers, "getlist", None)  # Starlette: a header may be sent twice
+    if getlist is not None:
+        return list(getlist(name))
+    return [headers[name]] if name in headers else []
 
 
 def local_client(
@@ -60,22 +73,28 @@ def local_client(
                 f"the request was relayed (a forwarding header) by {peer_address}, which is not "
                 "in AUDITOR_TRUSTED_PROXIES"
             )
-        client = _address(forwarded_client(headers))
-        if client is None or not client.is_loopback:
-            return f"the proxy {peer_address} relayed it for {client or 'an unknown client'}"
+        for named in forwarded_clients(headers):
+            client = _address(named)
+            if client is None or not client.is_loopback:
+                return f"the proxy {peer_address} relayed it for {client or 'an unknown client'}"
         return None
     if not peer_address.is_loopback:
         return f"the request came from {peer_address}"
     return None
 
 
-def client_address(peer: str | None, headers: Mapping[str, str], trusted: Sequence[Network]) -> str:
-    """Who to count a request against: the client a trusted proxy names, else the peer."""
+def client_addresses(
+    peer: str | None, headers: Mapping[str, str], trusted: Sequence[Network]
+) -> list[str]:
+    """Who to count a request against: through a trusted proxy, every client its headers
+    name (the one the proxy wrote is among them and stays the same whatever a client adds,
+    so rotating a forged header gains nothing); otherwise the peer."""
     peer_address = _address(peer)
     relayed = any(name in headers for name in FORWARDING_HEADERS)
     if peer_address is not None and relayed and any(peer_address in n for n in trusted):
-        return forwarded_client(headers) or str(peer_address)
-    return str(peer_address or peer or "unknown")
+        named = sorted({str(_address(n) or n) for n in forwarded_clients(headers) if n})
+        return named or [str(peer_address)]
+    return [str(peer_address or peer or "unknown")]
 
 
 def bearer_matches(header: str, token: str) -> bool:

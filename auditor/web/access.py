@@ -32,7 +32,7 @@ from auditor.config import Settings
 from auditor.services.client_access import (
     Network,
     bearer_matches,
-    client_address,
+    client_addresses,
     local_client,
 )
 from auditor.services.dashboard_sessions import session_valid
@@ -57,17 +57,24 @@ class AttemptLimiter:
         self.limit, self.window, self.clock = limit, window, clock
         self._seen: dict[str, deque[float]] = {}
 
-    def allow(self, client: str) -> float | None:
-        """None if this attempt may go ahead (and counts it), else seconds until one may."""
+    def allow(self, client: str | Sequence[str]) -> float | None:
+        """None if this attempt may go ahead (and counts it against every one of ``client``),
+        else seconds until one may: any of them over the limit refuses."""
+        clients = [client] if isinstance(client, str) else list(client)
         now = self.clock()
         if len(self._seen) > 10_000:  # many clients: forget the ones whose window is over
             self._seen = {k: v for k, v in self._seen.items() if v and v[-1] > now - self.window}
-        seen = self._seen.setdefault(client, deque())
-        while seen and seen[0] <= now - self.window:
-            seen.popleft()
-        if len(seen) >= self.limit:
-            return seen[0] + self.window - now
-        seen.append(now)
+        waits = []
+        for name in clients:
+            seen = self._seen.setdefault(name, deque())
+            while seen and seen[0] <= now - self.window:
+                seen.popleft()
+            if len(seen) >= self.limit:
+                waits.append(seen[0] + self.window - now)
+        if waits:
+            return max(waits)
+        for name in clients:
+            self._seen[name].append(now)
         return None
 
 
@@ -96,10 +103,10 @@ class DashboardAccess:
             candidate.encode(), self.token.encode()
         )
 
-    def client_key(self, request: Request) -> str:
-        """The client sign-in attempts are counted against."""
+    def client_key(self, request: Request) -> list[str]:
+        """The clients sign-in attempts are counted against."""
         peer = request.client.host if request.client else None
-        return client_address(peer, request.headers, self.trusted_proxies)
+        return client_addresses(peer, request.headers, self.trusted_proxies)
 
     def secure_cookie(self, request: Request) -> bool:
         return self.cookie_secure or request.url.scheme == "https"

@@ -103,8 +103,14 @@ def test_without_a_token_remote_peers_are_refused(world) -> None:
 def test_a_trusted_proxy_may_relay_a_local_client_only(world) -> None:
     with _client(world, "10.0.0.2", trusted_proxies="10.0.0.0/24") as client:
         assert client.get("/metrics", headers={"X-Real-IP": "127.0.0.1"}).status_code == 200
-        both = {"X-Forwarded-For": "198.51.100.1, 127.0.0.1"}  # the proxy's own hop is last
-        assert client.get("/metrics", headers=both).status_code == 200
+        # every client any header names must be local: a chain through a loopback hop from a
+        # remote client is remote, and so is a forged loopback beside a remote address
+        chain = {"X-Forwarded-For": "198.51.100.1, 127.0.0.1"}
+        assert client.get("/metrics", headers=chain).status_code == 403
+        forged = {"Forwarded": "for=127.0.0.1", "X-Forwarded-For": "203.0.113.5"}
+        assert client.get("/metrics", headers=forged).status_code == 403
+        local = {"Forwarded": 'for="[::1]"', "X-Forwarded-For": "127.0.0.1"}
+        assert client.get("/metrics", headers=local).status_code == 200
         remote = client.get("/metrics", headers={"X-Forwarded-For": "198.51.100.1"})
         assert remote.status_code == 403
         assert client.get("/metrics").status_code == 403  # the proxy itself is not loopback

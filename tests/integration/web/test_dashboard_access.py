@@ -49,6 +49,26 @@ def test_a_trusted_proxy_may_relay_a_local_client(database_url) -> None:
     with _client(app) as client:
         assert client.get("/", headers={"X-Real-IP": "127.0.0.1"}).status_code == 200
         assert client.get("/", headers={"X-Real-IP": "203.0.113.5"}).status_code == 403
+        # A proxy passes on what the client sent: one header naming loopback proves nothing
+        # while another names a remote client (nginx forwards a client's own Forwarded header
+        # and appends the real address to X-Forwarded-For).
+        forged = {"Forwarded": "for=127.0.0.1", "X-Forwarded-For": "203.0.113.5"}
+        assert client.get("/", headers=forged).status_code == 403
+        forged = {"X-Real-IP": "203.0.113.5", "X-Forwarded-For": "127.0.0.1"}
+        assert client.get("/", headers=forged).status_code == 403
+
+
+def test_a_client_rotating_a_forged_header_stays_limited(database_url) -> None:
+    app = _app(database_url, TOKEN, trusted_proxies="127.0.0.1/32")
+    with _client(app) as client:
+        for n in range(5):
+            relayed = {"Forwarded": f"for=10.0.0.{n}", "X-Forwarded-For": "203.0.113.9"}
+            answer = client.post("/login", data={"token": "guess"}, headers=relayed)
+            assert answer.status_code == 401
+        relayed = {"Forwarded": "for=10.0.0.99", "X-Forwarded-For": "203.0.113.9"}
+        assert client.post("/login", data={"token": "guess"}, headers=relayed).status_code == 429
+        other = {"X-Forwarded-For": "203.0.113.10"}  # another real client is not held back
+        assert client.post("/login", data={"token": "guess"}, headers=other).status_code == 401
 
 
 def _sign_in(client: TestClient, token: str = TOKEN) -> str:
