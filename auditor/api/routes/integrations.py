@@ -8,9 +8,11 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, Strict
 
 from auditor.api.deps import Ingester, Slug, WriteUow
+from auditor.api.hygiene import CheckedJsonRoute
 from auditor.services.label_studio import receive_event
 
-router = APIRouter(prefix="/api/v1/projects", tags=["integrations"])
+# Checked JSON like every body: a NUL is 422 naming it, a repeated key 400.
+router = APIRouter(prefix="/api/v1/projects", tags=["integrations"], route_class=CheckedJsonRoute)
 
 
 class LabelStudioAnnotation(BaseModel):

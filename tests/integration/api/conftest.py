@@ -78,6 +78,7 @@ class World:
     alpha_snapshot_id: int
     alpha_silence_id: int
     beta_silence_id: int
+    beta_import_id: int = 0
 
     def auth(self, project: str = "alpha", role: str = "admin") -> dict[str, str]:
         return {"Authorization": f"Bearer {self.keys[(project, role)]}"}
@@ -116,7 +117,8 @@ def seed(url: str) -> tuple[dict[tuple[str, str], str], dict[str, int]]:
         for slug, raters in (("alpha", ["a1", "a2", "a3"]), ("beta", ["b-rater", "b2", "b3"])):
             create_project(UnitOfWork(engine), slug, CATEGORIES)
             prefix = "b" if slug == "beta" else "a"
-            ingest_labels(UnitOfWork(engine), slug, label_rows(prefix, raters, 12))
+            first = ingest_labels(UnitOfWork(engine), slug, label_rows(prefix, raters, 12))
+            snapshots[f"import:{slug}"] = first.import_id or 0
             if slug == "beta":
                 ingest_labels(
                     UnitOfWork(engine), slug, [{"item": "b-item", "rater": "b2", "label": "normal"}]
@@ -156,6 +158,7 @@ def world(database_url: str) -> Iterator[World]:
             snapshots["alpha"],
             snapshots["silence:alpha"],
             snapshots["silence:beta"],
+            snapshots["import:beta"],
         )
 
 

@@ -77,7 +77,8 @@ def test_drop_rule_and_defaults(world) -> None:
     assert rule["id"].startswith("alpha:self_agreement-") and rule["channels"] == ["a-log"]
 
     added = client.post(f"{BASE}/alerts/defaults", json={}, headers=admin).json()
-    assert len(added["rules"]) == 3
+    # kappa_S, rho, each rater's self-agreement drop, and the planner's repeat coverage
+    assert len(added["rules"]) == 4
     assert client.post(f"{BASE}/alerts/defaults", json={}, headers=admin).json() == {"rules": []}
 
 

@@ -63,6 +63,7 @@ def test_every_route_hides_another_projects_slug_and_ids(world) -> None:
         "rule": "beta:b-rule",
         "channel": "b-log",
         "silence_id": str(world.opaque("silence", "beta", world.beta_silence_id)),
+        "import_id": str(world.opaque("import", "beta", world.beta_import_id)),
     }
     checked = []
     for method, path, takes_body in _routes(app):

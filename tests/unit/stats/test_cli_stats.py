@@ -181,7 +181,7 @@ def test_duplicate_rows_are_one_look_and_the_summary_says_so(tmp_path: Path) -> 
     shown = CliRunner().invoke(app, ["stats", str(path)])
     assert shown.exit_code == 0, shown.output
     assert "duplicates dropped: 1 row(s)" in shown.output
-    doc = json.loads(CliRunner().invoke(app, ["stats", str(path), "--json"]).output)
+    doc = json.loads(CliRunner().invoke(app, ["stats", str(path), "--json"]).stdout)
     assert doc["n_labels"] == 15 + 2
     assert doc["raters"]["ann"]["n_repeated_items"] == 1  # still only item 2's second session
     assert doc["raters"]["cat"]["n_repeated_items"] == 1
