@@ -6,7 +6,6 @@ one transaction: a file with any bad row writes nothing, and the report names th
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -61,14 +60,6 @@ def summary(path: Path, result: ImportResult) -> str:
     return "\n".join(lines)
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as binary:
-        while chunk := binary.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def run_import(
     project: str,
     path: Path,
@@ -91,7 +82,6 @@ def run_import(
 
 def _run(reader: LabelFileReader, project: str, path: Path, again: bool, url: str) -> ImportResult:
     uow = UnitOfWork(make_engine(url))
-    content_hash = file_sha256(path)
 
     def run(on_batch: Callable[[ImportResult], None] | None = None) -> ImportResult:
         return import_batches(
@@ -100,7 +90,7 @@ def _run(reader: LabelFileReader, project: str, path: Path, again: bool, url: st
             reader,
             on_batch=on_batch,
             source=path.name,
-            content_hash=content_hash,
+            hash_rows=True,  # the rows, not the bytes: a CRLF copy is the same content
             again=again,
         )
 

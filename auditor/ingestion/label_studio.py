@@ -60,6 +60,12 @@ def _item(task: Mapping[str, Any], item_field: str | None) -> object:
     return data.get(key) if isinstance(data, Mapping) else None
 
 
+# Every label from Label Studio carries the client key "label-studio:<annotation id>", from an
+# export file and from the webhook alike, so the two routes recognise each other's labels (a
+# file imported after the webhook stored its annotations writes nothing again).
+KEY_PREFIX = "label-studio:"
+
+
 def annotation_to_row(
     task: Mapping[str, Any], annotation: Mapping[str, Any], options: LabelStudioOptions
 ) -> Mapped:
@@ -92,6 +98,8 @@ def annotation_to_row(
     }
     if annotation.get("created_at") is not None:
         record["labeled_at"] = annotation.get("created_at")
+    if annotation.get("id") is not None:
+        record["key"] = f"{KEY_PREFIX}{annotation['id']}"
     return Mapped(record, None, ignored)
 
 

@@ -168,3 +168,30 @@ def test_a_thousand_events_in_random_order_with_duplicates_end_right(uow) -> Non
     for one in events:
         receive_event(uow, "pets", one)
     assert stored(uow) == expected
+
+
+def test_an_export_file_and_the_webhook_recognise_each_others_labels(uow, tmp_path) -> None:
+    import json
+
+    from auditor.ingestion.readers import LabelFileReader
+    from auditor.services.ingest import import_batches
+
+    create_project(uow, "pets", CATEGORIES)
+    tasks = [
+        {"id": 19, "data": {"image": "a.png"}, "annotations": [annotation(1, 19, 1, "cat")]},
+        {"id": 20, "data": {"image": "b.png"}, "annotations": [annotation(2, 20, 1, "dog")]},
+    ]
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(tasks))
+    imported = import_batches(uow, "pets", LabelFileReader(export, 100, "label-studio"))
+    assert (imported.inserted, imported.rejected) == (2, False)
+    # the webhook then sends one of the same annotations: one label, not a hidden repeat
+    answer = receive_event(uow, "pets", event("ANNOTATION_CREATED", annotation(1, 19, 1, "cat")))
+    assert answer["stored"] == 0
+    assert stored(uow) == {
+        "label-studio:1": ("19", "1", "cat"),
+        "label-studio:2": ("20", "1", "dog"),
+    }
+    # and the export imported again after the webhook writes nothing either
+    again = import_batches(uow, "pets", LabelFileReader(export, 100, "label-studio"))
+    assert (again.inserted, again.duplicates) == (0, 2)

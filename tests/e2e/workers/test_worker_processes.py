@@ -68,10 +68,11 @@ class Project:
             rows = c.execute(
                 text(
                     "SELECT s.id, s.scope, s.tick, s.watermark, s.result,"
-                    # the planner's coverage points (repeat_*, cumulative only) sit beside the
-                    # points of the measures in ``result``
+                    # the planner's coverage points (repeats_*, repeat_coverage; cumulative
+                    # only) sit beside the points of the measures in ``result``
                     " (SELECT count(*) FROM metric_points p WHERE p.snapshot_id = s.id"
-                    "  AND p.metric NOT LIKE 'repeat%') AS points"
+                    "  AND p.metric NOT LIKE 'repeats%' AND p.metric <> 'repeat_coverage')"
+                    " AS points"
                     " FROM snapshots s WHERE s.project_id = :p ORDER BY s.id"
                 ),
                 {"p": self.id},

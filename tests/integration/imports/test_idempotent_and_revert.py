@@ -87,7 +87,18 @@ def test_unidentified_file_is_refused_the_second_time_unless_again(cli, engine, 
     assert f"same content as import {first_id}" in refused.stderr
     assert "--again" in refused.stderr
     assert _labels(engine) == 18 and len(_imports(cli)) == 1  # nothing written, not recorded
-    # The same rows in a file with other bytes are new content: the hash is of the file.
+    # The same rows with other bytes (CRLF line endings, a BOM, a semicolon, another column
+    # order) are the same content: the hash is of the parsed rows, not of the file.
+    for variant in (
+        "\r\n".join(PLAIN) + "\r\n",
+        "\ufeff" + "\n".join(line.replace(",", ";") for line in PLAIN) + "\n",
+        "\n".join(",".join(reversed(line.split(","))) for line in PLAIN) + "\n",
+    ):
+        other = tmp_path / "other.csv"
+        other.write_text(variant, encoding="utf-8", newline="")
+        refused = cli("import", "pets", str(other))
+        assert refused.exit_code == 1 and f"same content as import {first_id}" in refused.stderr
+    assert _labels(engine) == 18
     again = cli("import", "pets", path, "--again")
     assert again.exit_code == 0, again.stderr
     assert _labels(engine) == 36

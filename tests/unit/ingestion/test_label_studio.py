@@ -57,6 +57,7 @@ def test_choices_give_one_row_rater_is_the_id_or_the_email() -> None:
         "rater": 10,
         "label": "benign",
         "labeled_at": "2021-03-09T22:16:08.728353Z",
+        "key": "label-studio:1001",  # the webhook's key for the same annotation
     }
     as_object = annotation([choices(["benign"])], {"id": 10, "email": "ann@example.com"})
     assert annotation_to_row(TASK, as_object, DEFAULT).record["rater"] == "ann@example.com"

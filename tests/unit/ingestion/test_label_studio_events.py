@@ -22,6 +22,7 @@ def test_created_maps_like_the_import_and_versions_by_updated_at() -> None:
     assert isinstance(op, Upsert) and op.annotation_id == "17"
     assert op.mapped.record == {
         "item": 19, "rater": 1, "label": "cat", "labeled_at": "2021-08-17T13:52:48.536303Z",
+        "key": "label-studio:17",
     }  # fmt: skip
     later = _annotation(updated_at="2021-08-17T13:53:00Z")
     (newer,) = operations({"action": "ANNOTATION_UPDATED", "annotation": later})
