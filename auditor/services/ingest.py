@@ -450,13 +450,14 @@ def _stored_identities(
     ]
     stored = imports_repo.stored_identities(uow.session, project_id, wanted)
     duplicates = set()
-    for position, (category, import_id) in stored.items():
+    for position, (category, _import_id) in stored.items():
         if category == category_ids[position]:
             duplicates.add(position)
         else:
-            where = f" (import {import_id})" if import_id is not None else ""
+            # No import id here: this path answers API keys too, and the stored id is the
+            # instance-wide sequence (`auditor imports list` finds the import by its rows).
             message = (
-                f"{shown(batch.label[position])} conflicts with a stored label{where} of the "
+                f"{shown(batch.label[position])} conflicts with a stored label of the "
                 "same item, rater, session and labeled_at"
             )
             errors.append(RowError(batch.rows[position], "label", message))

@@ -58,10 +58,8 @@ def staged_errors(result: StagedResult) -> tuple[list[RowError], int]:
             )
             errors.append(RowError(repeat.row, "label", message))
         else:
-            stored = f" (import {repeat.import_id})" if repeat.import_id is not None else ""
             message = (
-                f"conflicts with a stored label{stored} of the same item, rater, session "
-                "and labeled_at"
+                "conflicts with a stored label of the same item, rater, session and labeled_at"
             )
             errors.append(RowError(repeat.row, "label", message))
     return errors, result.kind_error_count + result.conflict_count

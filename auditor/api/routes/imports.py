@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path
 from pydantic import BaseModel
 
 from auditor.api.deps import OPAQUE_MAX, Admin, Ids, Reader, ReadUow, Slug, WriteUow
-from auditor.services import NotFound
+from auditor.services import Conflict, NotFound
 from auditor.services import imports as service
 from auditor.services.public_ids import PublicIds
 
@@ -83,4 +83,7 @@ def revert_import(
         result = service.revert_import(uow, slug, stored)
     except NotFound:
         raise NotFound(f"project {slug!r} has no import {import_id}") from None
+    except Conflict as conflict:  # name the import as the caller knows it (opaque)
+        said = str(conflict).replace(f"import {stored} ", f"import {import_id} ", 1)
+        raise Conflict(said) from None
     return RevertOut(import_id=import_id, deleted=result.deleted, reverted_at=result.reverted_at)

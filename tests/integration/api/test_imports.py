@@ -64,7 +64,10 @@ def test_batches_are_imports_and_admin_reverts_one(world) -> None:
         reverted = client.post(url, headers=world.auth("alpha", "admin"))
         assert reverted.status_code == 200, reverted.text
         assert reverted.json()["deleted"] == 5
-        assert client.post(url, headers=world.auth()).status_code == 409
+        twice = client.post(url, headers=world.auth())
+        assert twice.status_code == 409
+        # the message names the import by the id the caller used, never the global sequence
+        assert f"import {import_id} was already reverted" in twice.json()["error"]["message"]
         # The next recompute sees the deletion; the snapshot before it stays as it was.
         after = recompute_project(UnitOfWork(engine), project_id, now=T0 + timedelta(days=4))
         assert after.status == "written"
