@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -119,7 +118,8 @@ async def send_error(
     headers: dict[str, str] | None = None,
 ) -> None:
     """Answer an ASGI request with the one error shape, from a middleware."""
-    body = json.dumps(error_body(status, message, code, details)).encode()
+    # rendered as every other error is (JSONResponse's compact JSON), not a second encoder
+    body = JSONResponse(error_body(status, message, code, details)).body
     raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     raw += [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})

@@ -15,6 +15,7 @@ from auditor.api.hygiene import CheckedJsonRoute
 from auditor.api.schemas import IDEMPOTENCY_KEY_PATTERN, IngestOut, LabelBatch, LabelBody
 from auditor.ingestion.batch import FIELDS, RawBatch
 from auditor.services.api_ingest import post_labels
+from auditor.services.keys import Principal
 from auditor.services.public_ids import PublicIds
 
 router = APIRouter(prefix="/api/v1/projects", tags=["labels"], route_class=CheckedJsonRoute)
@@ -68,8 +69,7 @@ def _post(
     uow: WriteUow,
     key: str | None,
     ids: PublicIds,
-    project_id: int,
-    key_id: int,
+    who: Principal,
 ) -> IngestOut:
     cap = request.app.state.settings.api_max_batch_labels
     if len(labels) > cap:
@@ -83,14 +83,14 @@ def _post(
         to_raw_batch(labels),
         idempotency_key=key,
         request_hash=request_hash,
-        created_by=f"key {ids.encode('key', project_id, key_id)}",  # opaque, as shown
+        created_by=f"key {ids.encode('key', who.project_id, who.key_id)}",  # opaque, as shown
     )
     if result.replayed:
         response.headers["Idempotent-Replayed"] = "true"
     response.status_code = result.status
     # An opaque id: the global label sequence would tell other tenants' volume.
-    shown = ids.maybe("label", project_id, result.body.get("max_label_id"))
-    batch = ids.maybe("import", project_id, result.body.get("import_id"))
+    shown = ids.maybe("label", who.project_id, result.body.get("max_label_id"))
+    batch = ids.maybe("import", who.project_id, result.body.get("import_id"))
     return IngestOut(**{**result.body, "max_label_id": shown, "import_id": batch})
 
 
@@ -107,9 +107,7 @@ def post_label_batch(
 ) -> IngestOut:
     """Store a batch of labels, all or nothing (ingest, admin). A bad row is 422 naming the
     row (1-based) and field in ``details``; a repeated client ``key`` counts as a duplicate."""
-    return _post(
-        request, response, slug, body.labels, uow, idempotency_key, ids, who.project_id, who.key_id
-    )
+    return _post(request, response, slug, body.labels, uow, idempotency_key, ids, who)
 
 
 @router.post("/{slug}/label", response_model=IngestOut)
@@ -124,6 +122,4 @@ def post_one_label(
     idempotency_key: IdempotencyKey = None,
 ) -> IngestOut:
     """Store one label (a batch of one)."""
-    return _post(
-        request, response, slug, [body], uow, idempotency_key, ids, who.project_id, who.key_id
-    )
+    return _post(request, response, slug, [body], uow, idempotency_key, ids, who)
