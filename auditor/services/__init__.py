@@ -7,18 +7,9 @@ request contradicts stored state), ``Invalid`` (bad input). Rejected label batch
 
 from __future__ import annotations
 
+# The classes live in auditor.errors (one module for every layer); these names stay so the
+# services' callers keep working while they move over.
+from auditor.errors import AuditorError as ServiceError
+from auditor.errors import Conflict, Invalid, NotFound
 
-class ServiceError(Exception):
-    """Something a shell shows as it is: the message names what is wrong."""
-
-
-class NotFound(ServiceError, LookupError):
-    pass
-
-
-class Conflict(ServiceError):
-    pass
-
-
-class Invalid(ServiceError, ValueError):
-    pass
+__all__ = ["Conflict", "Invalid", "NotFound", "ServiceError"]
