@@ -21,7 +21,7 @@ from starlette.types import Send
 
 from auditor.ingestion.errors import IngestRejected
 from auditor.services import Conflict, Invalid, NotFound, ServiceError
-from auditor.services.api_ingest import IdempotencyMismatch
+from auditor.services.ingest.api_labels import IdempotencyMismatch
 from auditor.storage.db import is_lock_timeout
 
 log = logging.getLogger(__name__)

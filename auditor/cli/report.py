@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
         engine = make_engine(get_settings().database_url)
         try:
             if out is not None:
-                from auditor.services.report import render_report
+                from auditor.services.reports.report import render_report
 
                 html = render_report(UnitOfWork(engine, read_only=True), project)
                 out.parent.mkdir(parents=True, exist_ok=True)
@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
                 typer.echo(f"wrote {out} ({len(html.encode()) // 1024} KiB)")
             if png is not None:
                 # Imported only when asked for: matplotlib takes a while to load.
-                from auditor.services.report_png import write_pngs
+                from auditor.services.reports.png import write_pngs
 
                 for path in write_pngs(UnitOfWork(engine, read_only=True), project, png):
                     typer.echo(f"wrote {path}")

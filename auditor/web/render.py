@@ -9,8 +9,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from auditor import __version__
-from auditor.services.dashboard import ProjectDetail, RaterDetail
-from auditor.services.figures import (
+from auditor.services.queries.dashboard import ProjectDetail, RaterDetail
+from auditor.services.reports.figures import (
     alert_timeline,
     format_measure,
     format_time,

@@ -17,9 +17,9 @@ from starlette.concurrency import run_in_threadpool
 
 from auditor.config import Settings, get_settings
 from auditor.services import NotFound
-from auditor.services.dashboard import project_detail, projects_overview, rater_detail
-from auditor.services.dashboard_sessions import SESSION_LIFETIME, close_session, open_session
-from auditor.services.recompute_health import failures as recompute_failures
+from auditor.services.access.dashboard_sessions import SESSION_LIFETIME, close_session, open_session
+from auditor.services.queries.dashboard import project_detail, projects_overview, rater_detail
+from auditor.services.recompute.health import failures as recompute_failures
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from auditor.web.access import COOKIE, DashboardAccess

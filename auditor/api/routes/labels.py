@@ -14,9 +14,9 @@ from auditor.api.errors import ApiError
 from auditor.api.hygiene import CheckedJsonRoute
 from auditor.api.schemas import IDEMPOTENCY_KEY_PATTERN, IngestOut, LabelBatch, LabelBody
 from auditor.ingestion.batch import FIELDS, RawBatch
-from auditor.services.api_ingest import post_labels
-from auditor.services.keys import Principal
-from auditor.services.public_ids import PublicIds
+from auditor.services.access.keys import Principal
+from auditor.services.access.public_ids import PublicIds
+from auditor.services.ingest.api_labels import post_labels
 
 router = APIRouter(prefix="/api/v1/projects", tags=["labels"], route_class=CheckedJsonRoute)
 

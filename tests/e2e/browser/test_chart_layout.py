@@ -20,7 +20,7 @@ from auditor.charts import (
     line_chart,
     timeline,
 )
-from auditor.services.report import render_report
+from auditor.services.reports.report import render_report
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.e2e.browser.conftest import ARTIFACTS, DEMO, screenshot

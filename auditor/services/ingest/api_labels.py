@@ -21,7 +21,7 @@ from typing import Any
 
 from auditor.ingestion.batch import RawBatch
 from auditor.services import ServiceError
-from auditor.services.ingest import (
+from auditor.services.ingest.labels import (
     RACE_RETRIES,
     IngestResult,
     find_project,

@@ -7,7 +7,7 @@ from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
 from auditor import __version__
-from auditor.services.figures import (
+from auditor.services.reports.figures import (
     format_measure,
     format_time,
     has_thresholds,

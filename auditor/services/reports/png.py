@@ -14,9 +14,9 @@ import numpy as np
 
 from auditor.charts import THRESHOLDS
 from auditor.charts.scale import y_domain
-from auditor.services.dashboard import MetricHistory, ProjectDetail
-from auditor.services.figures import has_thresholds, scope_color, scope_title, value_bounds
-from auditor.services.report import load_report
+from auditor.services.queries.dashboard import MetricHistory, ProjectDetail
+from auditor.services.reports.figures import has_thresholds, scope_color, scope_title, value_bounds
+from auditor.services.reports.report import load_report
 from auditor.storage.unit_of_work import UnitOfWork
 
 DPI = 110

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from auditor.services.dashboard import ProjectDetail, project_detail
-from auditor.services.figures import (
+from auditor.services.queries.dashboard import ProjectDetail, project_detail
+from auditor.services.reports.figures import (
     alert_timeline,
     format_time,
     history_chart,
@@ -16,7 +16,7 @@ from auditor.services.figures import (
     rater_sparkline,
     timeline_end,
 )
-from auditor.services.report_template import TEMPLATE
+from auditor.services.reports.template import TEMPLATE
 from auditor.storage.unit_of_work import UnitOfWork
 
 

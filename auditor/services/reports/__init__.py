@@ -1,0 +1,1 @@
+"""The static report: HTML, figures and PNG files."""
