@@ -1,7 +1,7 @@
 """Charts as inline SVG, in pure Python (standard library only).
 
 Shared by the dashboard (``auditor.web``) and the static report
-(``auditor.services.reports.report``), so both draw the same pictures; it sits below the
+(``auditor.presentation.report``), so both draw the same pictures; it sits below the
 services so either may import it.
 
 Every chart is one ``<svg>`` element whose ``data-chart`` names it and whose ``data-points``

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from auditor.api.prometheus import exposition
 from auditor.services import alerts as _evaluation  # noqa: F401  (registers the hook)
 from auditor.services.alert_admin import alert_status, install_default_rules
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import create_project
 from auditor.services.queries.dashboard import project_detail
 from auditor.services.queries.history import metric_history
-from auditor.services.queries.prometheus import exposition
 from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.services.repeats.planner import plan_repeats, update_repeat_settings
 from auditor.storage.unit_of_work import UnitOfWork

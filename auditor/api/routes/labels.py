@@ -87,7 +87,6 @@ def _post(
     )
     if result.replayed:
         response.headers["Idempotent-Replayed"] = "true"
-    response.status_code = result.status
     # An opaque id: the global label sequence would tell other tenants' volume.
     shown = ids.maybe("label", who.project_id, result.body.get("max_label_id"))
     batch = ids.maybe("import", who.project_id, result.body.get("import_id"))

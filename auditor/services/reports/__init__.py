@@ -1,1 +1,0 @@
-"""The static report: HTML, figures and PNG files."""
