@@ -9,16 +9,9 @@ counts the points drawn; every point carries ``data-point``, ``data-series``, ``
 and ``data-time``, so browser tests can count and read them without parsing geometry.
 """
 
-from auditor.charts.svg import (
-    THRESHOLDS,
-    ChartPoint,
-    ChartSeries,
-    HeatCell,
-    heatmap,
-    line_chart,
-    sparkline,
-)
+from auditor.charts.svg import THRESHOLDS, heatmap, line_chart, sparkline
 from auditor.charts.timeline import TimelineSpan, timeline
+from auditor.charts.values import ChartPoint, ChartSeries, HeatCell
 
 __all__ = [
     "THRESHOLDS",
