@@ -6,6 +6,7 @@ offline and attachable to an e-mail. The PNG figures are ``auditor.presentation.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import cache
 
 from auditor.presentation.pages import Renderer
 from auditor.services.queries.dashboard import ProjectDetail
@@ -14,4 +15,10 @@ from auditor.services.queries.dashboard import ProjectDetail
 def render_report(detail: ProjectDetail, *, generated_at: datetime | None = None) -> str:
     """The project's report (``detail`` from ``services.queries.dashboard.project_detail``)
     as one HTML document, stamped ``generated_at`` (default: now)."""
-    return Renderer().project_page(detail, generated_at=generated_at or datetime.now(UTC))
+    return _renderer().project_page(detail, generated_at=generated_at or datetime.now(UTC))
+
+
+@cache
+def _renderer() -> Renderer:
+    # One environment per process: Jinja compiles each template once and keeps it.
+    return Renderer()
