@@ -1,6 +1,6 @@
 """Label posts of the HTTP API with an optional ``Idempotency-Key``.
 
-Without a key this is ``ingest.ingest_labels``. With a key, the record of the key and the
+Without a key this is ``labels.ingest_labels``. With a key, the record of the key and the
 labels are written in ONE transaction:
 
 1. insert a pending (project, key, request hash) record, ON CONFLICT DO NOTHING;

@@ -11,7 +11,7 @@ version of each annotation seen (its ``updated_at``) and its deletion are rememb
 - cancelled annotations and annotations without one choice are counted, not stored; results
   of other types are counted by type.
 
-Labels go through ``ingest.write_labels``, so a label fulfils a planned repeat as from any
+Labels go through ``labels.write_labels``, so a label fulfils a planned repeat as from any
 other route. Webhook writes of one project are serialised by a lock on its row.
 """
 
