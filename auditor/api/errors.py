@@ -19,9 +19,10 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Send
 
+from auditor.api.routing import api_routes
 from auditor.ingestion.errors import IngestRejected
 from auditor.services import Conflict, Invalid, NotFound, ServiceError
-from auditor.services.api_ingest import IdempotencyMismatch
+from auditor.services.ingest.api_labels import IdempotencyMismatch
 from auditor.storage.db import is_lock_timeout
 
 log = logging.getLogger(__name__)
@@ -161,8 +162,6 @@ def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
 
 
 def _allowed(request: Request) -> list[str]:
-    from auditor.api.app import api_routes  # the app module imports this one
-
     methods: set[str] = set()
     for route in api_routes(request.app.routes):
         if route.path_regex.match(request.url.path):

@@ -29,7 +29,7 @@ from auditor.config import get_settings
 from auditor.ingestion.errors import FileFormatError
 from auditor.ingestion.readers import LabelFileReader, ReadOptions
 from auditor.services import ServiceError
-from auditor.services.ingest import ImportResult, import_batches
+from auditor.services.ingest.labels import ImportResult, import_batches
 from auditor.storage.db import make_engine
 from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork

@@ -9,7 +9,7 @@ import typer
 from auditor.cli._common import fail
 from auditor.config import get_settings
 from auditor.services import ServiceError
-from auditor.services.keys import Role, create_key, list_keys, revoke_key
+from auditor.services.access.keys import Role, create_key, list_keys, revoke_key
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 

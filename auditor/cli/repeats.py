@@ -9,7 +9,7 @@ import typer
 
 from auditor.cli._common import fail, unit_of_work
 from auditor.services import ServiceError
-from auditor.services.repeats import plan_repeats, repeat_status, update_repeat_settings
+from auditor.services.repeats.planner import plan_repeats, repeat_status, update_repeat_settings
 
 
 def register(app: typer.Typer) -> None:

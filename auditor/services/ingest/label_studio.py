@@ -11,7 +11,7 @@ version of each annotation seen (its ``updated_at``) and its deletion are rememb
 - cancelled annotations and annotations without one choice are counted, not stored; results
   of other types are counted by type.
 
-Labels go through ``ingest.write_labels``, so a label fulfils a planned repeat as from any
+Labels go through ``labels.write_labels``, so a label fulfils a planned repeat as from any
 other route. Webhook writes of one project are serialised by a lock on its row.
 """
 
@@ -24,7 +24,7 @@ from auditor.ingestion.batch import RawBatch
 from auditor.ingestion.label_studio import KEY_PREFIX, LabelStudioOptions
 from auditor.ingestion.label_studio_events import Delete, EventError, Upsert, operations
 from auditor.services import Invalid, NotFound
-from auditor.services.ingest import RACE_RETRIES, write_labels
+from auditor.services.ingest.labels import RACE_RETRIES, write_labels
 from auditor.storage import label_studio_repository as repo
 from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork

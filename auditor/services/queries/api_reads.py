@@ -1,4 +1,4 @@
-"""Read services of the HTTP API beyond ``queries.py``: lists (raters, items, sessions,
+"""Read services of the HTTP API beyond ``history.py``: lists (raters, items, sessions,
 snapshots), one snapshot by id, the downsampled history and the rater report.
 
 Every read is scoped by project slug; an id of another project is simply not found.
@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from auditor.services import Invalid, NotFound
-from auditor.services.queries import (
+from auditor.services.queries.history import (
     SNAPSHOT_METADATA,
     explain_empty_series,
     project_id_for,
