@@ -14,9 +14,9 @@ import pytest
 
 import workers.tasks as tasks
 from auditor.config import get_settings
-from auditor.services import recompute_health
-from auditor.services.audit import RecomputeInterrupted, find_project_id
-from auditor.services.projects import create_project
+from auditor.services.projects.projects import create_project
+from auditor.services.recompute import health as recompute_health
+from auditor.services.recompute.recompute import RecomputeInterrupted, find_project_id
 
 
 @pytest.fixture
