@@ -22,7 +22,6 @@ from auditor.cli._common import fail, parse_time, unit_of_work
 from auditor.cli._hints import how_to_get_a_snapshot
 from auditor.config import get_settings
 from auditor.services import NotFound, ServiceError
-from auditor.services import alerts as _evaluation  # noqa: F401  (rules judged after each snapshot)
 from auditor.services.audit import (
     RecomputeFailed,
     RecomputeInterrupted,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from auditor.services import alerts as _evaluation  # noqa: F401  (registers the hook)
-from auditor.services.alert_admin import alert_status, install_default_rules
+from auditor.services.alerts.reads import alert_status
+from auditor.services.alerts.rules import install_default_rules
 from auditor.services.audit import find_project_id, recompute_project
 from auditor.services.dashboard import project_detail
 from auditor.services.ingest import ingest_labels

@@ -25,7 +25,9 @@ from fastapi.testclient import TestClient
 
 from auditor.api import create_app
 from auditor.config import Settings
-from auditor.services.alert_admin import ChannelSpec, RuleSpec, add_channel, add_rule, add_silence
+from auditor.services.alerts.channels import ChannelSpec, add_channel
+from auditor.services.alerts.rules import RuleSpec, add_rule
+from auditor.services.alerts.silences import add_silence
 from auditor.services.audit import find_project_id, recompute_project
 from auditor.services.ingest import ingest_labels
 from auditor.services.keys import create_key

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
-from auditor.services.alert_admin import list_silences
+from auditor.services.alerts.silences import list_silences
 from auditor.services.audit import find_project_id, recompute_project
 from auditor.services.ingest import ingest_labels
 from auditor.storage.db import make_engine

@@ -1,0 +1,8 @@
+"""Alerts: rules, channels and silences (managed by people), rule evaluation after each
+snapshot (called by the recompute), the outbox sender, history, and the demo's alerts.
+
+Modules: ``rules``, ``channels``, ``silences`` (one unit of work per function), ``reads``
+(states and history), ``evaluation`` (inside the recompute's write transaction),
+``delivery`` (the sender), ``demo``. Nothing is imported here: importing the package has no
+side effect.
+"""
