@@ -3,6 +3,7 @@ settings update, on SQLite and PostgreSQL (the ``world`` fixture is parametrized
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -128,9 +129,10 @@ def test_webhook_secret_is_shown_once(world) -> None:
     engine = make_engine(world.engine_url)
     try:
         with engine.connect() as connection:
-            stored = connection.execute(
-                text("SELECT secret FROM alert_channels WHERE name = 'hook'")
+            config = connection.execute(
+                text("SELECT config FROM alert_channels WHERE name = 'hook'")
             ).scalar()
+        stored = (json.loads(config) if isinstance(config, str) else config)["secret"]
     finally:
         engine.dispose()
     assert stored == secret  # the secret that signs is the one shown
