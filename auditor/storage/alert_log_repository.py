@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from auditor.storage.alert_models import AlertChannel, AlertEvaluation, AlertOutbox
 from auditor.storage.alert_records import EvaluationRecord, OutboxRecord
-from auditor.storage.alert_repository import records, upsert, values_of
+from auditor.storage.alert_repository import changed, records, upsert, values_of
 
 _channels: Table = AlertChannel.__table__  # type: ignore[assignment]
 _evaluations: Table = AlertEvaluation.__table__  # type: ignore[assignment]
@@ -166,7 +166,7 @@ class AlertLog:
                 last_status_code=status_code,
             )
         )
-        return bool(self.db.execute(statement).rowcount)
+        return changed(self.db.execute(statement))
 
     def mark_failed(
         self,
@@ -200,7 +200,7 @@ class AlertLog:
             .where(o.id == outbox_id, o.status == "pending", o.claimed_by == worker)
             .values(**values)
         )
-        return bool(self.db.execute(statement).rowcount)
+        return changed(self.db.execute(statement))
 
     def list_outbox(
         self, project_id: int | None = None, *, status: str | None = None, limit: int = 100

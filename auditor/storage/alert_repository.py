@@ -58,6 +58,11 @@ def values_of(record: Any, *, without: Sequence[str] = ()) -> dict[str, Any]:
     return values
 
 
+def changed(result: Any) -> bool:
+    """Whether an UPDATE or DELETE touched a row (its cursor's rowcount)."""
+    return bool(result.rowcount)
+
+
 def upsert(db: Session) -> Any:
     return postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
 
@@ -194,11 +199,11 @@ class AlertRepository:
         return found
 
     def delete_rule(self, rule_id: str) -> bool:
-        return bool(self.db.execute(delete(_rules).where(_rules.c.id == rule_id)).rowcount)
+        return changed(self.db.execute(delete(_rules).where(_rules.c.id == rule_id)))
 
     def set_rule_enabled(self, rule_id: str, enabled: bool) -> bool:
         statement = update(_rules).where(_rules.c.id == rule_id).values(enabled=enabled)
-        return bool(self.db.execute(statement).rowcount)
+        return changed(self.db.execute(statement))
 
     # --- states -------------------------------------------------------------------------------
 
@@ -251,7 +256,7 @@ class AlertRepository:
         silence."""
         s = _silences.c
         mine = and_(s.id == silence_id, s.project_id == project_id, s.ends_at > at)
-        if self.db.execute(delete(_silences).where(mine, s.starts_at >= at)).rowcount:
+        if changed(self.db.execute(delete(_silences).where(mine, s.starts_at >= at))):
             return True
         statement = update(_silences).where(mine).values(ends_at=at)
-        return bool(self.db.execute(statement).rowcount)
+        return changed(self.db.execute(statement))
