@@ -31,6 +31,7 @@ from auditor.services.audit import (
 from auditor.services.embedded import run_embedded, start_in_thread
 from auditor.services.queries import metric_history, snapshot_view
 from auditor.snapshots.scopes import CUMULATIVE
+from auditor.stats.catalogue import metric_help
 from auditor.storage.db import display_url
 
 
@@ -115,7 +116,7 @@ def register(app: typer.Typer) -> None:
     @app.command("history")
     def history(
         project: str = typer.Argument(..., help="Project slug."),
-        metric: str = typer.Option(..., "--metric", help="e.g. kappa_s, rho, self_agreement."),
+        metric: str = typer.Option(..., "--metric", help=metric_help()),
         subject: str | None = typer.Option(
             None, "--subject", help="project (default), rater:ID, model:ID or pair:A|B."
         ),

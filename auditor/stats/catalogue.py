@@ -233,10 +233,14 @@ def worse_when_higher() -> tuple[str, ...]:
     return tuple(m.name for m in METRICS if m.higher_is_better is False)
 
 
+def metric_help(kinds: tuple[str, ...] = ("project", "rater", "model", "pair")) -> str:
+    """The metrics of each subject kind, for a command's ``--metric`` help."""
+    return "; ".join(f"{kind}: {', '.join(names_for(kind))}" for kind in kinds) + "."
+
+
 def alert_metric_help() -> str:
     """The metrics a rule can watch, for ``auditor alerts add --metric``."""
-    parts = [f"{kind}: {', '.join(names_for(kind))}" for kind in ("project", "rater", "model")]
-    return "Metric to watch; " + "; ".join(parts) + "."
+    return "Metric to watch; " + metric_help(("project", "rater", "model"))
 
 
 def _cell(value: float | None) -> str:

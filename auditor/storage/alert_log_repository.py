@@ -15,7 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from auditor.storage.alert_models import AlertChannel, AlertEvaluation, AlertOutbox
-from auditor.storage.alert_records import EvaluationRecord, OutboxRecord
+from auditor.storage.alert_records import EvaluationFilter, EvaluationRecord, OutboxRecord
 from auditor.storage.alert_repository import changed, records, upsert, values_of
 
 _channels: Table = AlertChannel.__table__  # type: ignore[assignment]
@@ -23,24 +23,18 @@ _evaluations: Table = AlertEvaluation.__table__  # type: ignore[assignment]
 _outbox: Table = AlertOutbox.__table__  # type: ignore[assignment]
 
 
-def _evaluation_filter(
-    project_id: int,
-    *,
-    rule_id: str | None,
-    subject_key: str | None,
-    since: datetime | None,
-    state: str | None,
-    transitions_only: bool,
-) -> list[Any]:
-    """The WHERE clauses of ``find_evaluations`` (shared with ``count_evaluations``)."""
+def _where(project_id: int, filter_: EvaluationFilter) -> list[Any]:
+    """The WHERE clauses of ``find_evaluations`` and ``count_evaluations``."""
+    rule_id, subject_key, since = filter_.rule_id, filter_.subject_key, filter_.since
+    state, transitions_only = filter_.state, filter_.transitions_only
     e = _evaluations.c
     # JSON arrays compare as text: '[]' on SQLite (JSON text) and PostgreSQL (jsonb::text).
     noticed = or_(cast(e.event_ids, String) != "[]", cast(e.suppressed_event_ids, String) != "[]")
     repeat = and_(e.from_status == "firing", e.to_status == "firing", noticed)
-    changed = e.from_status != e.to_status
+    moved = e.from_status != e.to_status
     where: list[Any] = [e.project_id == project_id]
     if transitions_only:
-        where.append(or_(changed, repeat))
+        where.append(or_(moved, repeat))
     if state == "resolved":
         where += [e.from_status == "firing", e.to_status == "ok"]
     elif state == "repeat":
@@ -48,7 +42,7 @@ def _evaluation_filter(
     elif state is not None:
         where.append(e.to_status == state)
         if transitions_only:
-            where.append(changed)
+            where.append(moved)
     if rule_id is not None:
         where.append(e.rule_id == rule_id)
     if subject_key is not None:
@@ -82,55 +76,18 @@ class AlertLog:
         return self.db.execute(statement).scalar() is not None
 
     def find_evaluations(
-        self,
-        project_id: int,
-        *,
-        rule_id: str | None = None,
-        subject_key: str | None = None,
-        since: datetime | None = None,
-        state: str | None = None,
-        transitions_only: bool = False,
-        limit: int = 100,
+        self, project_id: int, where: EvaluationFilter | None = None, *, limit: int = 100
     ) -> list[EvaluationRecord]:
-        """The evaluation log, newest first, filtered in SQL (so ``limit`` counts matches).
-
-        A transition is a row whose status changed, or a repeat (firing stays firing and a
-        notice was written or held back by a silence). ``state`` is a status (the row moved
-        to it; with ``transitions_only`` False, any row in it), ``resolved`` (firing -> ok)
-        or ``repeat``."""
+        """The evaluation log, newest first, filtered in SQL (so ``limit`` counts matches)."""
         e = _evaluations.c
-        where = _evaluation_filter(
-            project_id,
-            rule_id=rule_id,
-            subject_key=subject_key,
-            since=since,
-            state=state,
-            transitions_only=transitions_only,
-        )
-        query = select(_evaluations).where(*where)
+        query = select(_evaluations).where(*_where(project_id, where or EvaluationFilter()))
         query = query.order_by(e.evaluated_at.desc(), e.id.desc()).limit(limit)
         return records(EvaluationRecord, self.db.execute(query))
 
-    def count_evaluations(
-        self,
-        project_id: int,
-        *,
-        rule_id: str | None = None,
-        subject_key: str | None = None,
-        since: datetime | None = None,
-        state: str | None = None,
-        transitions_only: bool = False,
-    ) -> int:
+    def count_evaluations(self, project_id: int, where: EvaluationFilter | None = None) -> int:
         """How many rows ``find_evaluations`` would list without a limit."""
-        where = _evaluation_filter(
-            project_id,
-            rule_id=rule_id,
-            subject_key=subject_key,
-            since=since,
-            state=state,
-            transitions_only=transitions_only,
-        )
-        query = select(func.count()).select_from(_evaluations).where(*where)
+        clauses = _where(project_id, where or EvaluationFilter())
+        query = select(func.count()).select_from(_evaluations).where(*clauses)
         return int(self.db.execute(query).scalar_one())
 
     # --- outbox -------------------------------------------------------------------------------

@@ -4,8 +4,8 @@ Design notes (see ``docs/alerts.md`` and ``auditor/alerting`` for the semantics)
 
 - ``alert_states`` mirrors ``auditor.alerting.AlertState`` one to one; a state row, its
   evaluation log row and its outbox rows are written in the recompute's write transaction.
-- ``alert_evaluations`` is unique on (rule, subject, snapshot): a redelivered snapshot hook
-  inserts nothing and must not step the state machine again.
+- ``alert_evaluations`` is unique on (rule, subject, snapshot): a redelivered recompute's
+  evaluation inserts nothing and must not step the state machine again.
 - ``alert_outbox`` is unique on (event id, channel): inserting a notice twice is a no-op.
   ``body`` is the exact JSON the receiver gets, so every retry is byte-identical. A sender
   claims rows with a lease (``claimed_until``) and commits the claim before any network I/O.

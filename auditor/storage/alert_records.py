@@ -117,6 +117,22 @@ class EvaluationRecord:
 
 
 @dataclass(frozen=True)
+class EvaluationFilter:
+    """Which rows of the evaluation log to read.
+
+    A transition is a row whose status changed, or a repeat (firing stays firing and a notice
+    was written or held back by a silence). ``state`` is a status (the row moved to it; with
+    ``transitions_only`` False, any row in it), ``resolved`` (firing -> ok) or ``repeat``.
+    """
+
+    rule_id: str | None = None
+    subject_key: str | None = None
+    since: datetime | None = None
+    state: str | None = None
+    transitions_only: bool = False
+
+
+@dataclass(frozen=True)
 class OutboxRecord:
     """One notice for one channel; ``channel`` is the channel's name when read with it."""
 

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from auditor.errors import Invalid
 from auditor.services.alerts.common import own_rule, project_id
-from auditor.storage.alert_records import EvaluationRecord, OutboxRecord
+from auditor.storage.alert_records import EvaluationFilter, EvaluationRecord, OutboxRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
 STATUSES = ("ok", "pending", "firing", "insufficient_data")
@@ -58,7 +58,7 @@ def evaluation_history(
     with uow:
         owner = project_id(uow, project)
         full = None if rule_id is None else own_rule(uow, project, rule_id)
-        return uow.alert_log.find_evaluations(owner, rule_id=full, limit=limit)
+        return uow.alert_log.find_evaluations(owner, EvaluationFilter(rule_id=full), limit=limit)
 
 
 def notification_history(
@@ -112,17 +112,16 @@ def alert_history(uow: UnitOfWork, project: str, where: HistoryFilter) -> Histor
     with uow:
         owner = project_id(uow, project)
         rule_id = None if where.rule is None else own_rule(uow, project, where.rule)
-        log = uow.alert_log
-        match = {
-            "rule_id": rule_id,
-            "subject_key": where.subject,
-            "since": where.since,
-            "state": where.state,
-            "transitions_only": not where.every_evaluation,
-        }
-        rows = log.find_evaluations(owner, **match, limit=where.limit)  # type: ignore[arg-type]
+        filters = EvaluationFilter(
+            rule_id=rule_id,
+            subject_key=where.subject,
+            since=where.since,
+            state=where.state,
+            transitions_only=not where.every_evaluation,
+        )
+        rows = uow.alert_log.find_evaluations(owner, filters, limit=where.limit)
         # Count only when the page is full: a short page is the whole answer.
         more = 0
         if len(rows) == where.limit:
-            more = log.count_evaluations(owner, **match) - len(rows)  # type: ignore[arg-type]
+            more = uow.alert_log.count_evaluations(owner, filters) - len(rows)
     return HistoryPage([HistoryRow(row, change_of(row)) for row in rows], more)
