@@ -43,3 +43,18 @@ def test_dashboard_charts_keep_their_page_order() -> None:
         "random_choice",
         "s_vs_group",
     ]
+
+
+def test_the_readme_table_names_every_computed_metric() -> None:
+    """README's "What each number means" table is prose by hand; it must name exactly the
+    catalogue's metrics that the statistics compute, under the same subject kinds."""
+    readme = (DOCS.parents[1] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("| metric | subject | meaning | band |")
+    rows = readme[start:].split("\n\n", 1)[0].splitlines()[2:]
+    named: dict[str, str] = {}
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        for name in cells[0].replace("`", "").split(","):
+            named[name.strip()] = cells[1]
+    computed = {m.name: ", ".join(m.subjects) for m in METRICS if m.from_stats}
+    assert named == computed
