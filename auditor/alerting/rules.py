@@ -3,7 +3,8 @@ guards that keep a rule from judging too little data or from flapping.
 
 Rules are plain frozen values. Storage keeps them in typed columns; the service turns rows
 into ``Rule`` and hands them, with one observation per subject, to :mod:`.judgement` and
-:mod:`.state`. Every check raises ``ValueError`` naming the field, so a bad rule is refused
+:mod:`.state`. Every check raises ``Invalid`` (a ``ValueError``) with ``field`` set to the
+rule's field as people write it (the API body's name), so a bad rule is refused
 when it is saved, never discovered at evaluation time.
 """
 
@@ -15,7 +16,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
 
-from auditor.stats import PROJECT_MEASURES
+from auditor.errors import Invalid
+from auditor.stats.catalogue import names_for
 
 CUMULATIVE = "cumulative"
 _WINDOW = re.compile(r"^[1-9][0-9]{0,3}d$")  # rolling windows are whole days: "7d", "30d"
@@ -59,11 +61,13 @@ class Subject:
 
     def __post_init__(self) -> None:
         if self.kind is SubjectKind.EVERY_RATER:
-            raise ValueError("subject.kind: every_rater is a selector, not a subject")
+            raise Invalid("subject.kind: every_rater is a selector, not a subject", field="subject")
         if self.kind is SubjectKind.PROJECT and self.ref:
-            raise ValueError(f"subject.ref must be empty for the project, got {self.ref!r}")
+            raise Invalid(
+                f"subject.ref must be empty for the project, got {self.ref!r}", field="subject"
+            )
         if self.kind is not SubjectKind.PROJECT and not self.ref:
-            raise ValueError(f"subject.ref is required for a {self.kind.value}")
+            raise Invalid(f"subject.ref is required for a {self.kind.value}", field="subject")
 
     @property
     def key(self) -> str:
@@ -81,9 +85,12 @@ class SubjectSelector:
     def __post_init__(self) -> None:
         needs_ref = self.kind in (SubjectKind.RATER, SubjectKind.MODEL)
         if needs_ref and not self.ref:
-            raise ValueError(f"subject.ref is required for a {self.kind.value}")
+            raise Invalid(f"subject.ref is required for a {self.kind.value}", field="subject")
         if not needs_ref and self.ref:
-            raise ValueError(f"subject.ref must be empty for {self.kind.value}, got {self.ref!r}")
+            raise Invalid(
+                f"subject.ref must be empty for {self.kind.value}, got {self.ref!r}",
+                field="subject",
+            )
 
     def matches(self, subject: Subject) -> bool:
         if self.kind is SubjectKind.EVERY_RATER:
@@ -91,25 +98,10 @@ class SubjectSelector:
         return subject.kind is self.kind and subject.ref == self.ref
 
 
-# The metric points a snapshot holds for each kind of subject (the `auditor stats --json`
-# contract): a rule on any other name could never be judged, so it is refused when saved.
+# The metric points a snapshot holds for each kind of subject (the metric catalogue): a rule
+# on any other name could never be judged, so it is refused when saved.
 METRICS_BY_SUBJECT: dict[str, tuple[str, ...]] = {
-    "project": PROJECT_MEASURES,
-    "rater": (
-        "self_agreement",
-        "self_kappa",
-        "reliability",
-        "random_choice",
-        "s_vs_group",
-        # repeat coverage (cumulative snapshot only; auditor.services.recompute.repeat_coverage)
-        "repeat_coverage",
-        "repeats_needed",
-        "repeats_planned",
-        "repeats_fulfilled",
-        "repeats_expired",
-        "repeats_outstanding",
-    ),
-    "model": ("s", "kappa_va"),
+    kind: names_for(kind) for kind in ("project", "rater", "model")
 }
 
 
@@ -125,16 +117,27 @@ class Condition:
     def __post_init__(self) -> None:
         if self.kind is ConditionKind.DROP:
             if self.drop is None or not math.isfinite(self.drop) or self.drop <= 0:
-                raise ValueError(f"condition.drop must be a positive number, got {self.drop}")
+                raise Invalid(
+                    f"condition.drop must be a positive number, got {self.drop}", field="drop"
+                )
             if self.lookback is None or self.lookback <= timedelta(0):
-                raise ValueError(f"condition.lookback must be positive, got {self.lookback}")
+                raise Invalid(
+                    f"condition.lookback must be positive, got {self.lookback}",
+                    field="lookback_seconds",
+                )
             if self.threshold is not None:
-                raise ValueError("condition.threshold is not used by a drop condition")
+                raise Invalid(
+                    "condition.threshold is not used by a drop condition", field="threshold"
+                )
         else:
             if self.threshold is None or not math.isfinite(self.threshold):
-                raise ValueError(f"condition.threshold must be a number, got {self.threshold}")
+                raise Invalid(
+                    f"condition.threshold must be a number, got {self.threshold}", field="threshold"
+                )
             if self.drop is not None or self.lookback is not None:
-                raise ValueError(f"condition.drop/lookback are not used by {self.kind.value}")
+                raise Invalid(
+                    f"condition.drop/lookback are not used by {self.kind.value}", field="condition"
+                )
 
 
 @dataclass(frozen=True)
@@ -168,33 +171,46 @@ class Rule:
 
     def __post_init__(self) -> None:
         if not self.id:
-            raise ValueError("rule.id must not be empty")
+            raise Invalid("rule.id must not be empty", field="name")
         if not self.project:
-            raise ValueError("rule.project must not be empty")
+            raise Invalid("rule.project must not be empty")
         if not _NAME.match(self.metric):
-            raise ValueError(f"rule.metric must be a metric point name, got {self.metric!r}")
+            raise Invalid(
+                f"rule.metric must be a metric point name, got {self.metric!r}", field="metric"
+            )
         kind = "rater" if self.subject.kind is SubjectKind.EVERY_RATER else self.subject.kind.value
         known = METRICS_BY_SUBJECT.get(kind, ())
         if self.metric not in known:
-            raise ValueError(
+            raise Invalid(
                 f"rule.metric {self.metric!r} is not reported for a {kind} subject; "
-                f"known: {', '.join(known)}"
+                f"known: {', '.join(known)}",
+                field="metric",
             )
         if self.scope != CUMULATIVE and not _WINDOW.match(self.scope):
-            raise ValueError(f"rule.scope must be 'cumulative' or like '7d', got {self.scope!r}")
+            raise Invalid(
+                f"rule.scope must be 'cumulative' or like '7d', got {self.scope!r}", field="scope"
+            )
         if isinstance(self.min_n, bool) or not isinstance(self.min_n, int) or self.min_n < 1:
-            raise ValueError(f"rule.min_n must be an integer >= 1, got {self.min_n!r}")
+            raise Invalid(f"rule.min_n must be an integer >= 1, got {self.min_n!r}", field="min_n")
         if self.for_ < timedelta(0):
-            raise ValueError(f"rule.for_ must not be negative, got {self.for_}")
+            raise Invalid(f"rule.for_ must not be negative, got {self.for_}", field="for_seconds")
         if self.keep_firing_for < timedelta(0):
-            raise ValueError(f"rule.keep_firing_for must be >= 0, got {self.keep_firing_for}")
+            raise Invalid(
+                f"rule.keep_firing_for must be >= 0, got {self.keep_firing_for}",
+                field="keep_firing_for_seconds",
+            )
         if self.repeat_interval is not None and self.repeat_interval <= timedelta(0):
-            raise ValueError(f"rule.repeat_interval must be positive, got {self.repeat_interval}")
+            raise Invalid(
+                f"rule.repeat_interval must be positive, got {self.repeat_interval}",
+                field="repeat_interval_seconds",
+            )
         for name in self.channels:
             if not _NAME.match(name):
-                raise ValueError(f"rule.channels: {name!r} is not a valid channel name")
+                raise Invalid(
+                    f"rule.channels: {name!r} is not a valid channel name", field="channels"
+                )
         if len(set(self.channels)) != len(self.channels):
-            raise ValueError(f"rule.channels has duplicates: {self.channels}")
+            raise Invalid(f"rule.channels has duplicates: {self.channels}", field="channels")
 
     @property
     def window(self) -> timedelta | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from auditor.alerting.rules import Rule, Subject
+from auditor.errors import Invalid
 
 
 @dataclass(frozen=True)
@@ -32,15 +33,18 @@ class Silence:
 
     def __post_init__(self) -> None:
         if self.starts_at.tzinfo is None or self.ends_at.tzinfo is None:
-            raise ValueError("silence.starts_at and silence.ends_at must be timezone-aware")
+            raise Invalid(
+                "silence.starts_at and silence.ends_at must be timezone-aware", field="ends_at"
+            )
         if self.ends_at <= self.starts_at:
-            raise ValueError(
-                f"silence.ends_at ({self.ends_at}) must be after starts_at ({self.starts_at})"
+            raise Invalid(
+                f"silence.ends_at ({self.ends_at}) must be after starts_at ({self.starts_at})",
+                field="ends_at",
             )
         # Muting a whole project is allowed, but it must be said explicitly: an empty
         # matcher from a form left blank would otherwise silence everything.
         if self.rule_id is None and self.subject is None and not self.reason:
-            raise ValueError("a silence of a whole project needs a reason")
+            raise Invalid("a silence of a whole project needs a reason", field="reason")
 
     def matches(self, rule: Rule, subject: Subject, now: datetime) -> bool:
         if not self.starts_at <= now < self.ends_at:

@@ -13,7 +13,10 @@ Prometheus reaches (no per-process counters that disagree or reset on restart):
 - ``auditor_recompute_failures_total{project}`` and ``auditor_recompute_failing{project}``:
   recomputes that failed (recorded per project, retried with a backoff);
 - ``auditor_alert_state{project, rule, subject, status}`` (1 per current state) and
-  ``auditor_outbox_messages{project, status}`` (the delivery backlog is status "pending").
+  ``auditor_outbox_messages{project, status}`` (the delivery backlog is status "pending");
+- ``auditor_metric_info{metric, subjects, better, band}``: 1 per metric of the catalogue
+  (``auditor.stats.catalogue``), so a dashboard or an alert can tell which way is good
+  (``better`` is higher, lower, or empty for counts).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from prometheus_client.registry import Collector
 from auditor.services.queries.api_reads import metrics_facts
 from auditor.services.recompute import health as recompute_health
 from auditor.services.recompute.health import FailureRow
+from auditor.stats.catalogue import METRICS
 from auditor.storage.unit_of_work import UnitOfWork
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -43,9 +47,23 @@ class DatabaseCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         facts = metrics_facts(self.uow_factory())
+        yield _catalogue()
         yield from _snapshot_metrics(facts)
         yield from _alert_metrics(facts)
         yield from _failure_metrics(recompute_health.failures(self.uow_factory()))
+
+
+def _catalogue() -> Metric:
+    info = GaugeMetricFamily(
+        "auditor_metric_info",
+        "1 per metric a snapshot reports: its subject kinds, which way is better, its band.",
+        labels=["metric", "subjects", "better", "band"],
+    )
+    better = {True: "higher", False: "lower", None: ""}
+    for m in METRICS:
+        labels = [m.name, ",".join(m.subjects), better[m.higher_is_better], m.band or ""]
+        info.add_metric(labels, 1.0)
+    return info
 
 
 def _failure_metrics(rows: list[FailureRow]) -> Iterator[Metric]:

@@ -15,7 +15,7 @@ import typer
 
 from auditor.cli._common import fail, parse_time
 from auditor.services import Conflict
-from auditor.services.alert_demo import describe, drain_notifications, install_demo_alerts
+from auditor.services.alerts.demo import describe, drain_notifications, install_demo_alerts
 from auditor.services.demo.simulation import (
     DEGRADED_DAYS,
     DEGRADING_RATER,

@@ -22,7 +22,6 @@ from auditor.cli._common import fail, parse_time, unit_of_work
 from auditor.cli._hints import how_to_get_a_snapshot
 from auditor.config import get_settings
 from auditor.services import NotFound, ServiceError
-from auditor.services import alerts as _evaluation  # noqa: F401  (rules judged after each snapshot)
 from auditor.services.queries.history import metric_history, snapshot_view
 from auditor.services.recompute.embedded import run_embedded, start_in_thread
 from auditor.services.recompute.recompute import (
@@ -32,6 +31,7 @@ from auditor.services.recompute.recompute import (
     recompute_project,
 )
 from auditor.snapshots.scopes import CUMULATIVE
+from auditor.stats.catalogue import metric_help
 from auditor.storage.db import display_url
 
 
@@ -116,7 +116,7 @@ def register(app: typer.Typer) -> None:
     @app.command("history")
     def history(
         project: str = typer.Argument(..., help="Project slug."),
-        metric: str = typer.Option(..., "--metric", help="e.g. kappa_s, rho, self_agreement."),
+        metric: str = typer.Option(..., "--metric", help=metric_help()),
         subject: str | None = typer.Option(
             None, "--subject", help="project (default), rater:ID, model:ID or pair:A|B."
         ),

@@ -40,7 +40,7 @@ from auditor.ingestion.arrays import read_with_dropped
 from auditor.ingestion.errors import FileFormatError, IngestRejected
 from auditor.ingestion.readers import LabelFileReader
 from auditor.stats import Measure, MeasureSet, compute_measures
-from auditor.stats.export import measure_set_to_dict
+from auditor.stats.export import RATER_STATS, measure_set_to_dict
 
 
 def rejection_message(path: Path, rejection: IngestRejected) -> str:
@@ -106,15 +106,10 @@ def render(ms: MeasureSet, dropped: int = 0) -> str:
     lines += ["", f"{'measure':<22}{'n':>8}  value [interval] band"]
     lines += [f"{name:<22}{m.n:>8}  {_cell(m)}" for name, m in ms.measures.items()]
     if ms.raters:
+        lines += ["", f"{'rater':<16}{'repeats':>8}  " + " | ".join(RATER_STATS)]
         lines += [
-            "",
-            f"{'rater':<16}{'repeats':>8}  self_agreement | self_kappa | reliability | "
-            "random_choice | s_vs_group",
-        ]
-        lines += [
-            f"{r.rater:<16}{r.n_repeated_items:>8}  {_cell(r.self_agreement)} | "
-            f"{_cell(r.self_kappa)} | {_cell(r.reliability)} | "
-            f"{_cell(r.random_choice)} | {_cell(r.s_vs_group)}"
+            f"{r.rater:<16}{r.n_repeated_items:>8}  "
+            + " | ".join(_cell(getattr(r, name)) for name in RATER_STATS)
             for r in ms.raters
         ]
     if ms.models:

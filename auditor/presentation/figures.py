@@ -30,6 +30,7 @@ from auditor.services.queries.dashboard import (
     RaterRow,
 )
 from auditor.snapshots.scopes import CUMULATIVE
+from auditor.stats.catalogue import METRICS
 
 SCOPE_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
 
@@ -68,10 +69,7 @@ def _chart_points(points: Sequence[Point]) -> tuple[ChartPoint, ...]:
 # Krippendorff's 0.667/0.800 judge agreement coefficients (chance-corrected, 0 = chance).
 # Shares are not on that scale: self-agreement (a probability whose floor is 1/K), the
 # random-choice share and reliability, observed agreement. Unknown metrics get no lines.
-THRESHOLD_METRICS = frozenset(
-    {"kappa_s", "fleiss_kappa", "krippendorff_alpha", "rho", "s_vs_group", "s", "kappa_va",
-     "cohen_kappa", "self_kappa"}
-)  # fmt: skip
+THRESHOLD_METRICS = frozenset(m.name for m in METRICS if m.chance_corrected)
 
 
 def has_thresholds(metric: str) -> bool:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from auditor.stats.catalogue import names_for
 from auditor.stats.results import PROJECT_MEASURES, Measure, MeasureSet
+
+# The per-rater and per-model sections: the catalogue's metrics computed here (each one a
+# field of ``RaterResult`` / ``ModelResult`` of the same name).
+RATER_STATS = names_for("rater", from_stats=True)
+MODEL_STATS = names_for("model", from_stats=True)
 
 
 def measure_to_dict(measure: Measure) -> dict[str, Any]:
@@ -34,17 +40,13 @@ def measure_set_to_dict(ms: MeasureSet) -> dict[str, Any]:
         "measures": {name: measure_to_dict(ms.measures[name]) for name in PROJECT_MEASURES},
         "raters": {
             r.rater: {
-                "self_agreement": measure_to_dict(r.self_agreement),
-                "self_kappa": measure_to_dict(r.self_kappa),
-                "reliability": measure_to_dict(r.reliability),
-                "random_choice": measure_to_dict(r.random_choice),
-                "s_vs_group": measure_to_dict(r.s_vs_group),
+                **{name: measure_to_dict(getattr(r, name)) for name in RATER_STATS},
                 "n_repeated_items": r.n_repeated_items,
             }
             for r in ms.raters
         },
         "models": {
-            m.rater: {"s": measure_to_dict(m.s), "kappa_va": measure_to_dict(m.kappa_va)}
+            m.rater: {name: measure_to_dict(getattr(m, name)) for name in MODEL_STATS}
             for m in ms.models
         },
         "pairwise_cohen": [

@@ -9,19 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from auditor.domain import IntervalMethod, RaterModel
+from auditor.stats.catalogue import names_for
 
 # The nine project-level measures of the public JSON contract (issue 3 item 4), in order.
-PROJECT_MEASURES: tuple[str, ...] = (
-    "observed_agreement",
-    "kappa_s",
-    "fleiss_kappa",
-    "krippendorff_alpha",
-    "rho",
-    "mean_self_agreement",
-    "expected_agreement",
-    "repeatability",
-    "rater_effect",
-)
+PROJECT_MEASURES: tuple[str, ...] = names_for("project")
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ Design notes (see ``docs/alerts.md`` and ``auditor/alerting`` for the semantics)
 
 - ``alert_states`` mirrors ``auditor.alerting.AlertState`` one to one; a state row, its
   evaluation log row and its outbox rows are written in the recompute's write transaction.
-- ``alert_evaluations`` is unique on (rule, subject, snapshot): a redelivered snapshot hook
-  inserts nothing and must not step the state machine again.
+- ``alert_evaluations`` is unique on (rule, subject, snapshot): a redelivered recompute's
+  evaluation inserts nothing and must not step the state machine again.
 - ``alert_outbox`` is unique on (event id, channel): inserting a notice twice is a no-op.
   ``body`` is the exact JSON the receiver gets, so every retry is byte-identical. A sender
   claims rows with a lease (``claimed_until``) and commits the claim before any network I/O.
@@ -19,6 +19,7 @@ that truncated it would change ids.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -32,7 +33,6 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
-    false,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -45,12 +45,12 @@ NAME_MAX = 100
 SUBJECT_KEY_MAX = 220  # "rater:" + an external id of up to 200 characters
 SUBJECT_REF_MAX = 200
 EVENT_ID_LENGTH = 32
+KIND_MAX = 32
 
 _Json = JSON().with_variant(JSONB(), "postgresql")
 # A BIGINT reference to a BigId column (INTEGER on SQLite, as the key it points at).
 _BigRef = BigInteger().with_variant(Integer, "sqlite")
 
-CHANNEL_KINDS = ("webhook", "email", "log")
 SUBJECT_KINDS = ("project", "rater", "every_rater", "model")
 CONDITION_KINDS = (
     "below",
@@ -72,35 +72,22 @@ def _in(column: str, values: tuple[str, ...]) -> str:
 
 
 class AlertChannel(Base):
+    """A destination for notices. ``kind`` names a plugin (``auditor.notifiers.kinds``) and
+    ``config`` holds its settings as the plugin validated them, so a new kind needs no new
+    column. The config may hold secrets (a webhook's signing secret, an SMTP password):
+    never logged, never returned by the API."""
+
     __tablename__ = "alert_channels"
     __table_args__ = (
         UniqueConstraint("project_id", "name"),
-        CheckConstraint(_in("kind", CHANNEL_KINDS), name="kind"),
-        CheckConstraint(
-            "kind <> 'webhook' OR (url IS NOT NULL AND secret IS NOT NULL)", name="webhook"
-        ),
-        CheckConstraint(
-            "kind <> 'email' OR (email_host IS NOT NULL AND email_port IS NOT NULL "
-            "AND email_from IS NOT NULL AND email_to IS NOT NULL)",
-            name="email",
-        ),
         CheckConstraint("timeout_seconds > 0", name="timeout_positive"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(NAME_MAX))
-    kind: Mapped[str] = mapped_column(String(8))
-    url: Mapped[str | None] = mapped_column(Text)
-    # Never logged, never returned by the API; shown once, when the channel is created.
-    secret: Mapped[str | None] = mapped_column(String(200))
-    email_host: Mapped[str | None] = mapped_column(String(255))
-    email_port: Mapped[int | None] = mapped_column(Integer)
-    email_from: Mapped[str | None] = mapped_column(String(320))
-    email_to: Mapped[list[str] | None] = mapped_column(_Json)
-    starttls: Mapped[bool] = mapped_column(Boolean, server_default=false())
-    username: Mapped[str | None] = mapped_column(String(200))
-    password: Mapped[str | None] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(KIND_MAX))
+    config: Mapped[dict[str, Any]] = mapped_column(_Json)
     timeout_seconds: Mapped[float] = mapped_column(Float, server_default=text("10"))
     created_at: Mapped[datetime] = mapped_column(UtcMicros)
 

@@ -20,6 +20,8 @@ from typing import Self
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
+from auditor.storage.alert_log_repository import AlertLog
+from auditor.storage.alert_repository import AlertRepository
 from auditor.storage.repositories import LabelStore, ProjectRepository
 
 
@@ -29,6 +31,8 @@ class UnitOfWork:
     session: Session
     projects: ProjectRepository
     labels: LabelStore
+    alerts: AlertRepository
+    alert_log: AlertLog
 
     def __init__(self, engine: Engine, *, read_only: bool = False) -> None:
         # SQLite: a writer takes the write lock when it begins (BEGIN IMMEDIATE), so two
@@ -43,6 +47,8 @@ class UnitOfWork:
         self.session = Session(bind=self.engine, expire_on_commit=False, autoflush=True)
         self.projects = ProjectRepository(self.session)
         self.labels = LabelStore(self.session)
+        self.alerts = AlertRepository(self.session)
+        self.alert_log = AlertLog(self.session)
         self._active = True
         return self
 

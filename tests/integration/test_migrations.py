@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
-from sqlalchemy import inspect
+import json
 
+import pytest
+from sqlalchemy import inspect, text
+
+from auditor.notifiers.kinds import load_config
+from auditor.notifiers.kinds.email import EmailConfig
+from auditor.notifiers.kinds.log import LogConfig
+from auditor.notifiers.kinds.webhook import WebhookConfig
 from auditor.storage import migrate
 from auditor.storage.db import make_engine
 
@@ -65,5 +71,73 @@ def test_existing_projects_get_the_moments_rater_model(scratch_database_url: str
         assert stored == "moments"
         with engine.begin() as connection, pytest.raises(Exception, match="rater_model"):
             connection.exec_driver_sql("UPDATE projects SET rater_model = 'guess'")
+    finally:
+        engine.dispose()
+
+
+_OLD_CHANNELS = """
+INSERT INTO alert_channels (project_id, name, kind, url, secret, email_host, email_port,
+    email_from, email_to, starttls, username, password, timeout_seconds, created_at)
+VALUES
+    (:p, 'hook', 'webhook', 'https://h.example/x', :secret, NULL, NULL, NULL, NULL, false,
+     NULL, NULL, 5, 0),
+    (:p, 'mail', 'email', NULL, NULL, 'smtp.example', 587, 'a@example.org',
+     '["ops@example.org", "b@example.org"]', true, 'user', 'pw', 7, 0),
+    (:p, 'log', 'log', NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, 10, 0)
+"""
+_OLD_COLUMNS = (
+    "name, kind, url, secret, email_host, email_port, email_from, email_to, starttls, "
+    "username, password, timeout_seconds"
+)
+
+
+def _old_channels(connection) -> list[tuple]:
+    rows = connection.execute(text(f"SELECT {_OLD_COLUMNS} FROM alert_channels ORDER BY name"))
+    decoded = []
+    for row in rows:
+        row = list(row)
+        row[7] = json.loads(row[7]) if isinstance(row[7], str) else row[7]  # JSON text on SQLite
+        row[8] = bool(row[8])
+        decoded.append(tuple(row))
+    return decoded
+
+
+def test_channel_settings_move_into_config_and_back(scratch_database_url: str) -> None:
+    """0011: the per-kind columns become the kind's JSON config, the plugin reads it, and a
+    downgrade puts every value back where it was."""
+    url = scratch_database_url
+    migrate.upgrade(url, "0010")
+    engine = make_engine(url)
+    secret = "s" * 40
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO projects (slug, name, created_at) VALUES ('p', 'P', 0)"
+            )
+            project = connection.exec_driver_sql("SELECT id FROM projects").scalar_one()
+            connection.execute(text(_OLD_CHANNELS), {"p": project, "secret": secret})
+        with engine.connect() as connection:
+            before = _old_channels(connection)
+
+        migrate.upgrade(url)
+        migrate.check(url)
+        with engine.connect() as connection:
+            rows = connection.execute(
+                text("SELECT name, kind, config FROM alert_channels ORDER BY name")
+            ).all()
+        configs = {
+            name: load_config(kind, json.loads(c) if isinstance(c, str) else c)
+            for name, kind, c in rows
+        }
+        assert configs["hook"] == WebhookConfig("https://h.example/x", secret)
+        assert configs["mail"] == EmailConfig(
+            "smtp.example", 587, "a@example.org", ("ops@example.org", "b@example.org"),
+            True, "user", "pw",
+        )  # fmt: skip
+        assert configs["log"] == LogConfig()
+
+        migrate.downgrade(url, "0010")
+        with engine.connect() as connection:
+            assert _old_channels(connection) == before
     finally:
         engine.dispose()

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from auditor.api.prometheus import exposition
-from auditor.services import alerts as _evaluation  # noqa: F401  (registers the hook)
-from auditor.services.alert_admin import alert_status, install_default_rules
+from auditor.services.alerts.reads import alert_status
+from auditor.services.alerts.rules import install_default_rules
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import create_project
 from auditor.services.queries.dashboard import project_detail

@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "check_cycles.py"
 _spec = importlib.util.spec_from_file_location("check_cycles", TOOL)
@@ -52,17 +50,8 @@ def _auditor_cycles() -> list[list[str]]:
     return [c for c, _ in check_cycles.find_cycles(check_cycles.import_graph(imports, ["auditor"]))]
 
 
-# The recompute and alert evaluation import each other through a hook registry; the alerts
-# branch of issue 16 (item 2) replaces it with a direct call. When it lands this test passes,
-# strict xfail turns that into a failure, and the marker goes.
-@pytest.mark.xfail(strict=True, reason="services.alerts <-> services.recompute.recompute")
 def test_the_auditor_package_has_no_import_cycle() -> None:
     assert _auditor_cycles() == []
-
-
-def test_the_only_cycle_left_is_the_alert_hook() -> None:
-    hook = ["auditor.services.alerts", "auditor.services.recompute.recompute"]
-    assert [c for c in _auditor_cycles() if c != hook] == []
 
 
 def test_the_command_prints_the_cycle_with_its_import_lines(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """Alerts of a project: rules, channels, current states, history, silences.
 
 Reading needs a ``read`` or ``admin`` key, changing an ``admin`` key. Every route is a thin
-shell over ``auditor.services.alert_admin``; rule ids, channel names and silence ids are
-looked up inside the key's project (another project's: 404).
+shell over ``auditor.services.alerts``; rule ids, channel names and silence ids are looked up
+inside the key's project (another project's: 404). A service's ``Invalid`` names the body
+field it is about (``field``); the API's error handler puts it in the 422's details.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from fastapi import APIRouter, Body, Path, Query, Request, Response, status
 
 from auditor.alerting import Rule
 from auditor.api.deps import OPAQUE_MAX, Admin, Ids, Reader, ReadUow, Slug, WriteUow
-from auditor.api.errors import invalid_names_field
 from auditor.api.hygiene import CheckedJsonRoute
 from auditor.api.schemas import IsoTime
 from auditor.api.schemas_alerts import (
@@ -24,7 +24,6 @@ from auditor.api.schemas_alerts import (
     ChannelOut,
     DefaultRulesIn,
     DropRuleIn,
-    EmailChannelIn,
     EvaluationList,
     EvaluationOut,
     NotificationList,
@@ -37,12 +36,10 @@ from auditor.api.schemas_alerts import (
     SilenceOut,
     StateList,
     StateOut,
-    WebhookChannelIn,
 )
-from auditor.services import NotFound
-from auditor.services import alert_admin as service
+from auditor.errors import NotFound
 from auditor.services.access.public_ids import PublicIds
-from auditor.services.alert_history import HistoryFilter, alert_history
+from auditor.services.alerts import channels, reads, rules, silences
 
 router = APIRouter(prefix="/api/v1/projects", tags=["alerts"], route_class=CheckedJsonRoute)
 
@@ -53,42 +50,6 @@ ChannelName = Annotated[str, Path(min_length=1, max_length=100)]
 INT32_MAX = 2**31 - 1
 SilenceId = Annotated[int, Path(ge=0, le=OPAQUE_MAX, description="an opaque silence id")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="newest first, at most this many")]
-
-# Which body field a service's Invalid message is about (first clue found wins).
-RULE_CLUES = (
-    ("rule name", "name"),
-    ("no channel", "channels"),
-    ("rule.channels", "channels"),
-    ("condition.threshold", "threshold"),
-    ("condition.drop/lookback", "condition"),
-    ("condition.drop", "drop"),
-    ("condition.lookback", "lookback_seconds"),
-    ("rule.metric", "metric"),
-    ("rule.scope", "scope"),
-    ("rule.min_n", "min_n"),
-    ("rule.for_", "for_seconds"),
-    ("rule.keep_firing_for", "keep_firing_for_seconds"),
-    ("rule.repeat_interval", "repeat_interval_seconds"),
-    ("subject", "subject"),
-)
-CHANNEL_CLUES = (
-    ("webhook url", "url"),
-    ("email host", "email_host"),
-    ("needs --url", "url"),
-    ("webhook secret", "secret"),
-    ("channel name", "name"),
-    ("recipients", "email_to"),
-    ("port", "email_port"),
-    ("username and password", "password"),
-    ("login needs starttls", "starttls"),
-    ("host and a from", "email_host"),
-    ("timeout", "timeout_seconds"),
-)
-SILENCE_CLUES = (
-    ("needs a reason", "reason"),
-    ("ends_at", "ends_at"),
-    ("subject", "subject"),
-)
 
 
 def _seconds(delta: timedelta | None) -> int | None:
@@ -118,7 +79,7 @@ def rule_out(rule: Rule) -> RuleOut:
 
 
 def _find_rule(uow: ReadUow, slug: str, ref: str) -> RuleOut:
-    for rule in service.list_rules(uow, slug):
+    for rule in rules.list_rules(uow, slug):
         if rule.id in (ref, f"{slug}:{ref}"):
             return rule_out(rule)
     raise NotFound(f"project {slug!r} has no rule {ref!r}")
@@ -136,7 +97,7 @@ def _utc(moment: datetime | None) -> datetime | None:
 @router.get("/{slug}/alerts/rules", response_model=RuleList)
 def list_rules(slug: Slug, uow: ReadUow, _: Reader) -> RuleList:
     """The project's rules."""
-    return RuleList(rules=[rule_out(rule) for rule in service.list_rules(uow, slug)])
+    return RuleList(rules=[rule_out(rule) for rule in rules.list_rules(uow, slug)])
 
 
 @router.post("/{slug}/alerts/rules", status_code=status.HTTP_201_CREATED, response_model=RuleOut)
@@ -144,7 +105,7 @@ def create_rule(slug: Slug, body: Annotated[RuleIn, Body()], uow: WriteUow, _: A
     """Add a rule (admin). ``condition`` 'drop' takes ``drop`` and ``lookback_seconds``, the
     others a ``threshold``. Channels must exist (422 naming ``channels``); a name in use: 409."""
     drop = isinstance(body, DropRuleIn)
-    spec = service.RuleSpec(
+    spec = rules.RuleSpec(
         metric=body.metric,
         condition=body.condition,
         threshold=None if drop else body.threshold,  # type: ignore[union-attr]
@@ -163,16 +124,14 @@ def create_rule(slug: Slug, body: Annotated[RuleIn, Body()], uow: WriteUow, _: A
         else timedelta(seconds=body.repeat_interval_seconds),
         enabled=body.enabled,
     )
-    with invalid_names_field(RULE_CLUES):
-        return rule_out(service.add_rule(uow, slug, spec))
+    return rule_out(rules.add_rule(uow, slug, spec))
 
 
 @router.post("/{slug}/alerts/defaults", response_model=RuleList)
 def install_default_rules(slug: Slug, body: DefaultRulesIn, uow: WriteUow, _: Admin) -> RuleList:
     """Install the ready-made rules (kappa_S and rho lower bound below 0.667, a rater's
     self-agreement dropping by more than 0.15 in 7 days); returns those added (admin)."""
-    with invalid_names_field(RULE_CLUES):
-        added = service.install_default_rules(uow, slug, body.channels)
+    added = rules.install_default_rules(uow, slug, body.channels)
     return RuleList(rules=[rule_out(rule) for rule in added])
 
 
@@ -186,12 +145,12 @@ def get_rule(slug: Slug, rule: RuleRef, uow: ReadUow, _: Reader) -> RuleOut:
 )
 def delete_rule(slug: Slug, rule: RuleRef, uow: WriteUow, _: Admin) -> Response:
     """Remove a rule and its states; its evaluation log and notices stay as history (admin)."""
-    service.remove_rule(uow, slug, rule)
+    rules.remove_rule(uow, slug, rule)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 def _set_enabled(uow: WriteUow, slug: str, rule: str, enabled: bool) -> RuleOut:
-    full = service.set_rule_enabled(uow, slug, rule, enabled)
+    full = rules.set_rule_enabled(uow, slug, rule, enabled)
     return _find_rule(uow, slug, full)
 
 
@@ -210,15 +169,18 @@ def disable_rule(slug: Slug, rule: RuleRef, uow: WriteUow, _: Admin) -> RuleOut:
 # --- channels -------------------------------------------------------------------------------
 
 
-def channel_out(view: service.ChannelView) -> ChannelOut:
+def channel_out(view: channels.ChannelView) -> ChannelOut:
+    # The response keeps one field per setting of the kinds shipped (clients read them);
+    # a setting a kind does not have is null.
+    settings = view.settings
     return ChannelOut(
         name=view.name,
         kind=view.kind,
-        url=view.url,
-        email_host=view.email_host,
-        email_port=view.email_port,
-        email_from=view.email_from,
-        email_to=list(view.email_to),
+        url=settings.get("url"),
+        email_host=settings.get("email_host"),
+        email_port=settings.get("email_port"),
+        email_from=settings.get("email_from"),
+        email_to=list(settings.get("email_to") or ()),
         timeout_seconds=view.timeout_seconds,
         created_at=view.created_at,
     )
@@ -227,7 +189,7 @@ def channel_out(view: service.ChannelView) -> ChannelOut:
 @router.get("/{slug}/alerts/channels", response_model=ChannelList)
 def list_channels(slug: Slug, uow: ReadUow, _: Reader) -> ChannelList:
     """The project's channels, without secrets or passwords."""
-    return ChannelList(channels=[channel_out(view) for view in service.list_channels(uow, slug)])
+    return ChannelList(channels=[channel_out(view) for view in channels.list_channels(uow, slug)])
 
 
 @router.post(
@@ -240,30 +202,11 @@ def create_channel(
     response only. A webhook ``url`` or an ``email_host`` that resolves to a private, loopback
     or link-local address is refused (422 naming the field) unless the operator allows that
     network for the deployment (``AUDITOR_ALLOW_PRIVATE_TARGETS``)."""
-    spec = service.ChannelSpec(name=body.name, kind=body.kind, timeout_seconds=body.timeout_seconds)
-    if isinstance(body, WebhookChannelIn):
-        spec = service.ChannelSpec(
-            name=body.name,
-            kind=body.kind,
-            url=body.url,
-            timeout_seconds=body.timeout_seconds,
-        )
-    elif isinstance(body, EmailChannelIn):
-        spec = service.ChannelSpec(
-            name=body.name,
-            kind=body.kind,
-            email_host=body.email_host,
-            email_port=body.email_port,
-            email_from=body.email_from,
-            email_to=tuple(body.email_to),
-            starttls=body.starttls,
-            username=body.username,
-            password=body.password,
-            timeout_seconds=body.timeout_seconds,
-        )
-    with invalid_names_field(CHANNEL_CLUES):
-        allowed = request.app.state.settings.private_target_networks
-        view, secret = service.add_channel(uow, slug, spec, allowed)
+    # The body's fields besides name, kind and timeout are the kind's settings.
+    config = body.model_dump(exclude={"name", "kind", "timeout_seconds"})
+    spec = channels.ChannelSpec(body.name, body.kind, config, body.timeout_seconds)
+    allowed = request.app.state.settings.private_target_networks
+    view, secret = channels.add_channel(uow, slug, spec, allowed)
     return ChannelCreated(**channel_out(view).model_dump(), secret=secret)
 
 
@@ -274,7 +217,7 @@ def create_channel(
 )
 def delete_channel(slug: Slug, channel: ChannelName, uow: WriteUow, _: Admin) -> Response:
     """Remove a channel no rule uses (409 names the rules that do) (admin)."""
-    service.remove_channel(uow, slug, channel)
+    channels.remove_channel(uow, slug, channel)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -285,7 +228,7 @@ def delete_channel(slug: Slug, channel: ChannelName, uow: WriteUow, _: Admin) ->
 def alert_states(slug: Slug, uow: ReadUow, who: Reader, ids: Ids) -> StateList:
     """The current state of every (rule, subject): ok, pending, firing or insufficient_data,
     and the value it was last judged on."""
-    views = service.alert_status(uow, slug)
+    views = reads.alert_status(uow, slug)
     return StateList(
         states=[
             StateOut(
@@ -327,16 +270,19 @@ def evaluation_history(
     judged, the transition, ``change`` and the notices it wrote."""
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=UTC)  # a time without a zone is UTC, as everywhere
-    where = HistoryFilter(rule, subject, since, state, every, limit)
-    page = alert_history(uow, slug, where)
-    rows = page.rows
+    where = reads.HistoryFilter(rule, subject, since, state, every, limit)
+    page = reads.alert_history(uow, slug, where)
     project = who.project_id
-    for row in rows:
-        row["id"] = ids.encode("evaluation", project, row["id"])
-        row["snapshot_id"] = ids.encode("snapshot", project, row["snapshot_id"])
-        row["silence_id"] = ids.maybe("silence", project, row["silence_id"])
+    evaluations = []
+    for row in page.rows:
+        e = row.evaluation
+        fields = {**vars(e), "subject": e.subject_key, "change": row.change}
+        fields["id"] = ids.encode("evaluation", project, e.id or 0)
+        fields["snapshot_id"] = ids.encode("snapshot", project, e.snapshot_id)
+        fields["silence_id"] = ids.maybe("silence", project, e.silence_id)
+        evaluations.append(EvaluationOut(**fields))
     return EvaluationList(
-        evaluations=[EvaluationOut(**row, subject=row["subject_key"]) for row in rows],
+        evaluations=evaluations,
         truncated=page.more > 0,
         more=page.more,
     )
@@ -352,18 +298,25 @@ def notification_history(
     limit: Limit = 100,
 ) -> NotificationList:
     """Notices in the outbox, newest first, with their delivery status and attempts."""
-    rows = service.notification_history(uow, slug, status=status_, limit=limit)
-    for row in rows:
-        row["id"] = ids.encode("notification", who.project_id, row["id"])
+    rows = reads.notification_history(uow, slug, status=status_, limit=limit)
     return NotificationList(
-        notifications=[NotificationOut(**row, subject=row["subject_key"]) for row in rows]
+        notifications=[
+            NotificationOut(
+                **{
+                    **vars(row),
+                    "subject": row.subject_key,
+                    "id": ids.encode("notification", who.project_id, row.id or 0),
+                }
+            )
+            for row in rows
+        ]
     )
 
 
 # --- silences -------------------------------------------------------------------------------
 
 
-def silence_out(view: service.SilenceView, ids: PublicIds, project_id: int) -> SilenceOut:
+def silence_out(view: silences.SilenceView, ids: PublicIds, project_id: int) -> SilenceOut:
     return SilenceOut(**{**vars(view), "id": ids.encode("silence", project_id, view.id)})
 
 
@@ -375,7 +328,7 @@ def list_silences(
     ids: Ids,
     include_ended: Annotated[bool, Query(description="also silences that have ended")] = False,
 ) -> SilenceList:
-    views = service.list_silences(uow, slug, include_ended=include_ended)
+    views = silences.list_silences(uow, slug, include_ended=include_ended)
     return SilenceList(silences=[silence_out(view, ids, who.project_id) for view in views])
 
 
@@ -387,17 +340,16 @@ def create_silence(
 ) -> SilenceOut:
     """Mute the notices of a rule, a subject, or both, until ``ends_at`` (states keep moving).
     Muting the whole project needs a ``reason``. A rule of another project: 404 (admin)."""
-    with invalid_names_field(SILENCE_CLUES):
-        view = service.add_silence(
-            uow,
-            slug,
-            ends_at=_utc(body.ends_at),  # type: ignore[arg-type]
-            starts_at=_utc(body.starts_at),
-            rule_id=body.rule,
-            subject=body.subject,
-            reason=body.reason,
-            created_by=f"api key {ids.encode('key', principal.project_id, principal.key_id)}",
-        )
+    view = silences.add_silence(
+        uow,
+        slug,
+        ends_at=_utc(body.ends_at),  # type: ignore[arg-type]
+        starts_at=_utc(body.starts_at),
+        rule_id=body.rule,
+        subject=body.subject,
+        reason=body.reason,
+        created_by=f"api key {ids.encode('key', principal.project_id, principal.key_id)}",
+    )
     return silence_out(view, ids, principal.project_id)
 
 
@@ -413,7 +365,7 @@ def end_silence(slug: Slug, silence_id: SilenceId, uow: WriteUow, who: Admin, id
     try:
         if found is None or found > INT32_MAX:  # silence ids are 32-bit: no such row
             raise NotFound("")
-        service.end_silence(uow, slug, found)
+        silences.end_silence(uow, slug, found)
     except NotFound:
         raise NotFound(f"project {slug!r} has no active silence {silence_id}") from None
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -11,7 +11,7 @@ The story (deterministic for a seed):
   three days), and they come mixed among her new work; her labels fulfil the plan;
 - rater ``r07`` is among the best until half-way, then degrades sharply; after
   ``DEGRADED_DAYS`` days she is retrained and labels as well as before (alerts fire on the
-  drop and resolve after the recovery; see ``auditor.services.alert_demo``).
+  drop and resolve after the recovery; see ``auditor.services.alerts.demo``).
 
 Labels arrive in batches every two simulated hours through ``ingest_labels``; after each batch
 the scheduler runs (``recompute_due_projects`` with the simulated clock), so the project gets a
@@ -218,9 +218,9 @@ def run_demo(
                 ingest_labels(uow, config.slug, batch, received_at=slot_end)
                 run.labels += len(batch)
                 run.batches += 1
-            # The scheduler's scan and recomputes, on the simulated clock. Alert evaluation
-            # plugs in through auditor.services.recompute.recompute.add_snapshot_hook and runs
-            # inside each snapshot's transaction, so the demo gets it without change.
+            # The scheduler's scan and recomputes, on the simulated clock. The recompute
+            # evaluates alert rules inside each snapshot's transaction, so the demo gets
+            # them without change.
             run.recomputes.extend(r for r in recompute_due_projects(uow, slot_end) if r.written)
         if progress is not None:
             progress(day, run)

@@ -6,6 +6,7 @@ Every read is scoped by project slug; an id of another project is simply not fou
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Any
 
@@ -19,13 +20,13 @@ from auditor.services.queries.history import (
 )
 from auditor.snapshots.points import parse_subject
 from auditor.snapshots.scopes import CUMULATIVE
-from auditor.storage import alert_repository
+from auditor.stats.catalogue import names_for
 from auditor.storage import api_repository as repo
 from auditor.storage import snapshot_repository as snapshots
 from auditor.storage.unit_of_work import UnitOfWork
 
-RATER_METRICS = ("self_agreement", "self_kappa", "reliability", "random_choice", "s_vs_group")
-MODEL_METRICS = ("s", "kappa_va")
+RATER_METRICS = names_for("rater", from_stats=True)
+MODEL_METRICS = names_for("model", from_stats=True)
 
 
 def list_raters(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[dict]:
@@ -151,11 +152,7 @@ def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) 
         "labels": found["labels"],
         "snapshot_id": latest["id"] if latest is not None else None,
         "as_of": latest["as_of"] if latest is not None else None,
-        "self_agreement": measures.get("self_agreement"),
-        "self_kappa": measures.get("self_kappa"),
-        "reliability": measures.get("reliability"),
-        "random_choice": measures.get("random_choice"),
-        "s_vs_group": measures.get("s_vs_group"),
+        **{name: measures.get(name) for name in RATER_METRICS},
         "n_repeated_items": measures.get("n_repeated_items"),
         "model": model,
         "pairwise_cohen": sorted(cohen, key=lambda row: str(row["rater"])),
@@ -174,7 +171,7 @@ def metrics_facts(uow: UnitOfWork) -> dict[str, Any]:
             "outbox": {},
         }
         for project in snapshots.list_projects(uow.session):
-            for state in alert_repository.list_states(uow.session, project.id):
-                facts["alerts"].append({"slug": project.slug, **state})
-            facts["outbox"][project.slug] = alert_repository.outbox_counts(uow.session, project.id)
+            for state in uow.alerts.list_states(project.id):
+                facts["alerts"].append({"slug": project.slug, **dataclasses.asdict(state)})
+            facts["outbox"][project.slug] = uow.alert_log.outbox_counts(project.id)
         return facts

@@ -17,7 +17,7 @@ from typing import Any
 
 from auditor.services import NotFound
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
-from auditor.storage import alert_repository as alert_repo
+from auditor.stats.catalogue import charts_for
 from auditor.storage import repeat_repository
 from auditor.storage import snapshot_repository as repo
 from auditor.storage.unit_of_work import UnitOfWork
@@ -69,63 +69,40 @@ def read_alerts(uow: UnitOfWork, slug: str, *, limit: int = 5000) -> AlertView:
     The timeline needs transitions, not every evaluation: from the evaluation log (newest
     ``limit`` rows) it keeps each lane's first row, which sets its initial state, and every
     row whose state changed."""
-    project_id = alert_repo.project_id_of(uow.session, slug)
+    project_id = uow.alerts.project_id_of(slug)
     if project_id is None:
         raise NotFound(f"no project {slug!r}")
-    if not alert_repo.list_rules(uow.session, project_id):
+    if not uow.alerts.list_rules(project_id):
         return AlertView(
             False, "alerts not configured: this project has no alert rule (auditor alerts add)"
         )
     states = tuple(
         AlertStateView(
-            r["rule_id"],
-            r["subject_key"],
-            r["status"],
-            r["status_since"],
-            r["last_value"],
-            r["last_reason"],
+            r.rule_id, r.subject_key, r.status, r.status_since, r.last_value, r.last_reason
         )
-        for r in alert_repo.list_states(uow.session, project_id)
+        for r in uow.alerts.list_states(project_id)
     )
-    rows = alert_repo.list_evaluations(uow.session, project_id, limit=limit)
+    rows = uow.alert_log.find_evaluations(project_id, limit=limit)
     seen: set[tuple[str, str]] = set()
     changes = []
-    for r in sorted(rows, key=lambda r: (r["evaluated_at"], r["id"])):
-        lane = (r["rule_id"], r["subject_key"])
-        if lane in seen and r["from_status"] == r["to_status"]:
+    for r in sorted(rows, key=lambda r: (r.evaluated_at, r.id or 0)):
+        lane = (r.rule_id, r.subject_key)
+        if lane in seen and r.from_status == r.to_status:
             continue
         seen.add(lane)
         changes.append(
             AlertChange(
-                r["rule_id"],
-                r["subject_key"],
-                r["evaluated_at"],
-                r["from_status"],
-                r["to_status"],
-                r["value"],
-                r["reason"],
+                r.rule_id, r.subject_key, r.evaluated_at, r.from_status, r.to_status, r.value,
+                r.reason,
             )
-        )
+        )  # fmt: skip
     return AlertView(True, "", states, tuple(changes))
 
 
-# The project charts, in page order: (metric, title).
-PROJECT_METRICS: tuple[tuple[str, str], ...] = (
-    ("kappa_s", "kappa_S (fixed group)"),
-    ("rho", "rho (reliability-weighted agreement)"),
-    ("fleiss_kappa", "Fleiss' kappa"),
-    ("krippendorff_alpha", "Krippendorff's alpha"),
-)
-RATER_METRICS: tuple[tuple[str, str], ...] = (
-    ("self_agreement", "Self-agreement (repeated presentations)"),
-    ("reliability", "Reliability (chance of a genuine answer)"),
-    ("random_choice", "Random-choice share"),
-    ("s_vs_group", "S against the group"),
-)
-MODEL_METRICS: tuple[tuple[str, str], ...] = (
-    ("s", "S against the human group"),
-    ("kappa_va", "kappa_VA against the human group"),
-)
+# The charts of each subject, in page order: (metric, title), from the metric catalogue.
+PROJECT_METRICS: tuple[tuple[str, str], ...] = charts_for("project")
+RATER_METRICS: tuple[tuple[str, str], ...] = charts_for("rater")
+MODEL_METRICS: tuple[tuple[str, str], ...] = charts_for("model")
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from auditor.services import alerts as _evaluation  # noqa: F401  (rules judged after each snapshot)
-from auditor.services.alert_delivery import deliver_due
+from auditor.services.alerts.delivery import deliver_due
 from auditor.services.recompute import health as recompute_health
 from auditor.services.recompute.health import SchedulerHealth
 from auditor.services.recompute.recompute import (

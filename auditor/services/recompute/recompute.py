@@ -19,7 +19,6 @@ import logging
 import os
 import time
 import zlib
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
@@ -28,6 +27,7 @@ from typing import Any
 import auditor
 from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings
 from auditor.services import NotFound
+from auditor.services.alerts.evaluation import evaluate_snapshots
 from auditor.services.recompute import health as recompute_health
 from auditor.services.recompute.repeat_coverage import add_coverage
 from auditor.snapshots.dirty import (
@@ -42,6 +42,7 @@ from auditor.snapshots.empty import explain_empty_window
 from auditor.snapshots.points import points_from_stats_dict
 from auditor.snapshots.scopes import CUMULATIVE, Scope, scopes_for, tick_for, window_at
 from auditor.snapshots.subset import subset_labels, window_mask
+from auditor.snapshots.written import WrittenSnapshot
 from auditor.stats import compute_measures
 from auditor.stats.export import measure_set_to_dict
 from auditor.storage import health_repository
@@ -75,15 +76,6 @@ class DirtyProject:
 
 
 @dataclass(frozen=True)
-class WrittenSnapshot:
-    id: int
-    scope: str
-    tick: int
-    n_labels: int
-    rendered: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class RecomputeResult:
     """What one recompute did. ``status``: written | not_dirty | locked | conflict."""
 
@@ -95,27 +87,6 @@ class RecomputeResult:
     load_seconds: float = 0.0
     compute_seconds: float = 0.0
     write_seconds: float = 0.0
-
-
-# Called inside the write transaction with the snapshots just inserted, so that whatever it
-# writes (alert state, outbox rows) commits or rolls back together with them. Rule evaluation
-# (``auditor.services.alerts``) is the one hook; ``_ensure_alert_evaluation`` installs it.
-SnapshotHook = Callable[[UnitOfWork, int, Sequence[WrittenSnapshot]], None]
-_snapshot_hooks: list[SnapshotHook] = []
-
-
-def add_snapshot_hook(hook: SnapshotHook) -> None:
-    if hook not in _snapshot_hooks:
-        _snapshot_hooks.append(hook)
-
-
-def _ensure_alert_evaluation() -> None:
-    # Rules are judged after every snapshot, whichever process writes it, so the recompute
-    # installs the evaluation itself rather than trusting each entry point to import it.
-    # Imported here, not at the top: the alert service imports this module.
-    from auditor.services import alerts
-
-    alerts.install_hook()
 
 
 def _last(head: repo.SnapshotHead | None) -> LastSnapshot | None:
@@ -312,9 +283,8 @@ def _recompute_locked(
                 written.append(
                     WrittenSnapshot(snapshot_id, row["scope"], tick, row["n_labels"], rendered)
                 )
-        _ensure_alert_evaluation()
-        for hook in _snapshot_hooks:
-            hook(uow, project_id, written)
+        # Alert state and its notices commit together with the snapshots, or not at all.
+        evaluate_snapshots(uow, project_id, written)
         health_repository.clear_backoff(db, project_id)
         uow.commit()
     write_seconds = time.perf_counter() - t2

@@ -25,7 +25,7 @@ import httpx
 import numpy as np
 import pytest
 
-from auditor.services.alert_admin import install_default_rules
+from auditor.services.alerts.rules import install_default_rules
 from auditor.services.demo.simulation import (
     BATCH_HOURS,
     CATEGORIES,

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from auditor.services import alerts  # noqa: F401  (registers the snapshot hook)
-from auditor.services.alert_admin import ChannelSpec, RuleSpec, add_channel, add_rule
+from auditor.services.alerts.channels import ChannelSpec, add_channel
+from auditor.services.alerts.rules import RuleSpec, add_rule
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import create_project
 from auditor.services.recompute.recompute import RecomputeResult, find_project_id, recompute_project

@@ -114,7 +114,7 @@ def test_defaults_silence_and_webhook_channel(cli, project, monkeypatch):
 def test_silences_end_now_or_are_cancelled_before_they_start(cli, uow, project):
     from datetime import UTC, datetime
 
-    from auditor.services.alert_admin import add_silence, list_silences
+    from auditor.services.alerts.silences import add_silence, list_silences
 
     now = datetime.now(UTC)
     add_silence(uow, "p", starts_at=now + HOUR, ends_at=now + 2 * HOUR, reason="later")

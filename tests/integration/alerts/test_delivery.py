@@ -18,14 +18,11 @@ from auditor.alerting import RetryPolicy
 from auditor.config import get_settings
 from auditor.notifiers import HEADER_EVENT_ID, verify
 from auditor.services import Invalid
-from auditor.services.alert_admin import (
-    ChannelSpec,
-    add_channel,
-    list_channels,
-    notification_history,
-)
-from auditor.services.alert_delivery import deliver_due
-from auditor.storage import alert_repository
+from auditor.services.alerts.channels import ChannelSpec, add_channel, list_channels
+from auditor.services.alerts.delivery import deliver_due
+from auditor.services.alerts.reads import notification_history
+from auditor.storage.alert_log_repository import claim_due
+from auditor.storage.alert_records import OutboxRecord
 from tests.integration.alerts.support import T0, ingest, kappa_rule, labels, recompute
 
 HOUR = timedelta(hours=1)
@@ -50,15 +47,15 @@ def _fire(uow, project, channel: str) -> str:
     ingest(uow, "p", labels(90, T0 + HOUR, agreement=0.0, prefix="b"))
     recompute(uow, project, T0 + 2 * HOUR)
     (row,) = notification_history(uow, "p")
-    return row["event_id"]
+    return row.event_id
 
 
 def _webhook(uow, url: str) -> None:
-    spec = ChannelSpec(name="hook", kind="webhook", url=url, secret=SECRET)
+    spec = ChannelSpec(name="hook", kind="webhook", config={"url": url, "secret": SECRET})
     add_channel(uow, "p", spec)
 
 
-def _outbox(uow) -> dict:
+def _outbox(uow) -> OutboxRecord:
     (row,) = notification_history(uow, "p")
     return row
 
@@ -90,7 +87,7 @@ def test_receiver_failing_three_times_gets_exactly_one_event_id(uow, project, re
             time.time(),
         )
     row = _outbox(uow)
-    assert row["status"] == "sent" and row["attempts"] == 4
+    assert row.status == "sent" and row.attempts == 4
 
 
 def test_backoff_waits_before_the_next_attempt(uow, project, receiver):
@@ -101,7 +98,7 @@ def test_backoff_waits_before_the_next_attempt(uow, project, receiver):
     policy = RetryPolicy(base=timedelta(seconds=60), cap=timedelta(hours=1))
     assert deliver_due(uow, now, policy=policy, draw=lambda: 0.5).count("retry") == 1
     row = _outbox(uow)
-    assert row["next_attempt_at"] == now + timedelta(seconds=30)  # 0.5 * base
+    assert row.next_attempt_at == now + timedelta(seconds=30)  # 0.5 * base
     assert deliver_due(uow, now + timedelta(seconds=29), policy=policy).deliveries == []
     assert deliver_due(uow, now + timedelta(seconds=30), policy=policy).count("sent") == 1
 
@@ -119,14 +116,14 @@ def test_sender_killed_between_send_and_mark_resends_the_same_event(uow, project
         deliver_due(uow, now, lease=lease, after_send=crash)
     assert len(receiver.received) == 1
     row = _outbox(uow)
-    assert row["status"] == "pending" and row["claimed_by"] is not None
+    assert row.status == "pending" and row.claimed_by is not None
     # The claim holds until its lease ends: nobody re-sends in the meantime.
     assert deliver_due(uow, now + timedelta(seconds=59), lease=lease).deliveries == []
     report = deliver_due(uow, now + timedelta(seconds=61), lease=lease)
     assert [d.status for d in report.deliveries] == ["sent"]
     assert [r.headers[HEADER_EVENT_ID] for r in receiver.received] == [event_id, event_id]
     assert receiver.received[0].body == receiver.received[1].body
-    assert _outbox(uow)["status"] == "sent"
+    assert _outbox(uow).status == "sent"
 
 
 def test_dead_letter_after_max_attempts(uow, project, receiver):
@@ -141,7 +138,7 @@ def test_dead_letter_after_max_attempts(uow, project, receiver):
         now += timedelta(seconds=5)
     assert statuses == ["retry", "retry", "dead"]
     row = _outbox(uow)
-    assert row["status"] == "dead" and row["attempts"] == 3 and "503" in row["last_error"]
+    assert row.status == "dead" and row.attempts == 3 and "503" in row.last_error
     assert len(receiver.received) == 3
 
 
@@ -151,7 +148,7 @@ def test_permanent_failure_is_dead_at_once(uow, project, receiver):
     _fire(uow, project, "hook")
     report = deliver_due(uow, datetime.now(UTC))
     assert [d.status for d in report.deliveries] == ["dead"]
-    assert "redirect" in _outbox(uow)["last_error"]
+    assert "redirect" in _outbox(uow).last_error
 
 
 def test_two_senders_never_claim_the_same_row(uow, engine, project):
@@ -162,20 +159,24 @@ def test_two_senders_never_claim_the_same_row(uow, engine, project):
     now = datetime.now(UTC)
     with uow:
         rows = [
-            {
-                **{k: first[k] for k in ("channel_id", "project_id", "rule_id", "subject_key")},
-                "event_id": f"{i:032x}",
-                "kind": "firing",
-                "sequence": 0,
-                "body": "{}",
-                "status": "pending",
-                "attempts": 0,
-                "next_attempt_at": now,
-                "created_at": now,
-            }
+            OutboxRecord(
+                id=None,
+                event_id=f"{i:032x}",
+                channel_id=first.channel_id,
+                project_id=first.project_id,
+                rule_id=first.rule_id,
+                subject_key=first.subject_key,
+                kind="firing",
+                sequence=0,
+                body="{}",
+                status="pending",
+                attempts=0,
+                next_attempt_at=now,
+                created_at=now,
+            )
             for i in range(40)
         ]
-        alert_repository.insert_outbox(uow.session, rows)
+        uow.alert_log.insert_outbox(rows)
         uow.commit()
     claimed: dict[str, list[int]] = {}
     barrier = threading.Barrier(2)
@@ -184,7 +185,7 @@ def test_two_senders_never_claim_the_same_row(uow, engine, project):
         barrier.wait()
         got = []
         for _ in range(6):
-            got += [r["id"] for r in alert_repository.claim_due(engine, now, now + HOUR, name, 5)]
+            got += [r.id for r in claim_due(engine, now, now + HOUR, name, 5)]
         claimed[name] = got
 
     threads = [threading.Thread(target=claim, args=(n,)) for n in ("one", "two")]
@@ -208,14 +209,16 @@ def test_two_senders_never_claim_the_same_row(uow, engine, project):
 )
 def test_channel_save_refuses_ssrf_targets(uow, project, url):
     with pytest.raises(Invalid, match="refused"):  # the operator allows nothing private
-        add_channel(uow, "p", ChannelSpec(name="bad", kind="webhook", url=url), allowed=())
+        add_channel(
+            uow, "p", ChannelSpec(name="bad", kind="webhook", config={"url": url}), allowed=()
+        )
     assert list_channels(uow, "p") == []
 
 
 def test_an_allowed_network_may_be_targeted_and_secret_is_generated(uow, project):
-    spec = ChannelSpec(name="inside", kind="webhook", url="http://127.0.0.1:9/")
+    spec = ChannelSpec(name="inside", kind="webhook", config={"url": "http://127.0.0.1:9/"})
     view, secret = add_channel(uow, "p", spec)  # allowed by the operator's setting
-    assert view.url == "http://127.0.0.1:9/"
+    assert view.settings == {"url": "http://127.0.0.1:9/"}  # the secret is not shown
     assert secret is not None and len(secret) >= 32
     assert "secret" not in repr(view)
 
@@ -225,10 +228,12 @@ def test_email_through_the_outbox_arrives_at_a_real_smtp_server(uow, project, sm
     spec = ChannelSpec(
         name="mail",
         kind="email",
-        email_host="127.0.0.1",
-        email_port=port,
-        email_from="auditor@example.org",
-        email_to=("ops@example.org",),
+        config={
+            "email_host": "127.0.0.1",
+            "email_port": port,
+            "email_from": "auditor@example.org",
+            "email_to": ["ops@example.org"],
+        },
         timeout_seconds=5.0,
     )
     add_channel(uow, "p", spec)
@@ -240,7 +245,7 @@ def test_email_through_the_outbox_arrives_at_a_real_smtp_server(uow, project, sm
     message = message_from_bytes(envelope.original_content, policy=policy.default)
     assert message[HEADER_EVENT_ID] == event_id
     assert message["Subject"].startswith("[FIRING] warning: kappa_s (cumulative) for project in p")
-    assert _outbox(uow)["status"] == "sent"
+    assert _outbox(uow).status == "sent"
 
 
 def test_embedded_cycle_evaluates_and_delivers(uow, project, receiver):
@@ -253,14 +258,14 @@ def test_embedded_cycle_evaluates_and_delivers(uow, project, receiver):
     ingest(uow, "p", labels(90, T0 + HOUR, agreement=0.0, prefix="b"))
     run_cycle(uow, lambda: T0 + 2 * HOUR)  # fires, and the cycle sends the notice
     row = _outbox(uow)
-    assert row["status"] == "sent" and row["kind"] == "firing"
-    assert [r.headers[HEADER_EVENT_ID] for r in receiver.received] == [row["event_id"]]
+    assert row.status == "sent" and row.kind == "firing"
+    assert [r.headers[HEADER_EVENT_ID] for r in receiver.received] == [row.event_id]
 
 
 KILLED_SENDER = """
 import os, signal, sys
 from datetime import datetime
-from auditor.services.alert_delivery import deliver_due
+from auditor.services.alerts.delivery import deliver_due
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -288,7 +293,7 @@ def test_sender_process_sigkilled_after_sending_is_resent_by_a_fresh_sender(
     assert process.returncode == -signal.SIGKILL, process.stderr
     assert len(receiver.received) == 1
     row = _outbox(uow)
-    assert row["status"] == "pending" and row["claimed_by"] == "doomed"
+    assert row.status == "pending" and row.claimed_by == "doomed"
     assert deliver_due(uow, now + timedelta(seconds=30)).deliveries == []  # lease holds
     report = deliver_due(uow, now + timedelta(seconds=61))  # the lease (60 s) has expired
     assert [d.status for d in report.deliveries] == ["sent"]
@@ -298,13 +303,13 @@ def test_sender_process_sigkilled_after_sending_is_resent_by_a_fresh_sender(
 
 def test_the_receiver_gets_the_opaque_snapshot_id_the_projects_keys_see(uow, project, receiver):
     from auditor.services.access.public_ids import load_public_ids
-    from auditor.services.alert_admin import evaluation_history
+    from auditor.services.alerts.reads import evaluation_history
 
     _webhook(uow, receiver.url)
     _fire(uow, project, "hook")
     deliver_due(uow, datetime.now(UTC))
     (delivered,) = receiver.received
     shown = json.loads(delivered.body)["snapshot_id"]
-    (firing,) = [e for e in evaluation_history(uow, "p") if e["event_ids"]]
-    assert shown == load_public_ids(uow).encode("snapshot", project, firing["snapshot_id"])
-    assert shown != firing["snapshot_id"]
+    (firing,) = [e for e in evaluation_history(uow, "p") if e.event_ids]
+    assert shown == load_public_ids(uow).encode("snapshot", project, firing.snapshot_id)
+    assert shown != firing.snapshot_id

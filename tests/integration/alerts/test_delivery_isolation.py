@@ -12,8 +12,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from auditor.config import get_settings
-from auditor.services.alert_admin import ChannelSpec, add_channel, notification_history
-from auditor.services.alert_delivery import deliver_due
+from auditor.services.alerts.channels import ChannelSpec, add_channel
+from auditor.services.alerts.delivery import deliver_due
+from auditor.services.alerts.reads import notification_history
 from tests.integration.alerts.support import T0, ingest, kappa_rule, labels, recompute
 
 SECRET = "s" * 32
@@ -80,7 +81,7 @@ def test_a_trickling_receiver_stalls_only_its_own_channel(uow, project, receiver
         ("slow", f"http://127.0.0.1:{trickler.port}/hook", SLOW_DEADLINE),
         ("fast", receiver.url, 10.0),
     ):
-        spec = ChannelSpec(name=name, kind="webhook", url=url, secret=SECRET,
+        spec = ChannelSpec(name=name, kind="webhook", config={"url": url, "secret": SECRET},
                            timeout_seconds=timeout)  # fmt: skip
         add_channel(uow, "p", spec)
     kappa_rule(uow, channels=("slow", "fast"))

@@ -1,9 +1,8 @@
 """Every process that can run a recompute also evaluates alert rules.
 
-Rule evaluation is installed as a side effect of importing ``auditor.services.alerts``. This
-test process imports it (tests/integration/alerts/support.py), so only fresh interpreters can
-show an entry point that forgets to: a recompute there would write snapshots and silently
-judge no rule.
+The recompute calls rule evaluation itself (no hook to install, no import with a side
+effect), so a fresh process that recomputes judges rules whatever it imported: fresh CLI
+processes show it.
 """
 
 from __future__ import annotations
@@ -16,25 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from auditor.services.alert_admin import evaluation_history
+from auditor.services.alerts.reads import evaluation_history
 from tests.integration.alerts.support import ingest, kappa_rule, labels
 
 ROOT = Path(__file__).resolve().parents[3]
 AUDITOR = Path(sys.executable).parent / "auditor"
-
-# Where a recompute can start: the CLI commands recompute, run and demo; the embedded loop of
-# `auditor serve` (auditor.server starts it from auditor.services.recompute.embedded); the Celery
-# worker (`celery -A workers` imports the package, whose tasks call recompute_project). Not
-# auditor.services.demo.simulation: a library, run with or without alerts by its callers.
-ENTRY_MODULES = [
-    "auditor.cli",
-    "auditor.cli.recompute",
-    "auditor.cli.demo",
-    "auditor.services.recompute.embedded",
-    "auditor.server",
-    "workers",
-    "workers.tasks",
-]
 
 
 def _run(args: list[str], database_url: str) -> subprocess.CompletedProcess[str]:
@@ -43,18 +28,6 @@ def _run(args: list[str], database_url: str) -> subprocess.CompletedProcess[str]
     return subprocess.run(
         args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
     )
-
-
-@pytest.mark.parametrize("module", ENTRY_MODULES)
-def test_importing_an_entry_point_installs_rule_evaluation(module: str) -> None:
-    code = (
-        f"import {module}\n"
-        "from auditor.services.recompute import recompute as audit\n"
-        "print(sorted({h.__module__ for h in audit._snapshot_hooks}))\n"
-    )
-    done = _run([sys.executable, "-c", code], "sqlite://")
-    assert done.returncode == 0, done.stderr
-    assert "auditor.services.alerts" in done.stdout, f"{module} does not install the hook"
 
 
 @pytest.mark.parametrize("command", [["recompute", "p", "--force"], ["run", "--once"]])
@@ -70,4 +43,4 @@ def test_a_recompute_in_a_fresh_cli_process_evaluates_rules(
     assert done.returncode == 0, done.stderr
     history = evaluation_history(uow, "p")
     assert history, f"`auditor {' '.join(command)}` wrote snapshots but judged no rule"
-    assert {row["rule_id"] for row in history} == {"p:kappa"}
+    assert {row.rule_id for row in history} == {"p:kappa"}

@@ -8,18 +8,11 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import text
 
-from auditor.services.alert_admin import (
-    RuleSpec,
-    add_rule,
-    add_silence,
-    alert_status,
-    evaluation_history,
-    install_default_rules,
-    notification_history,
-)
-from auditor.services.alerts import evaluate_snapshots
-from auditor.services.recompute import recompute as audit
-from auditor.storage import alert_repository
+from auditor.services.alerts.evaluation import evaluate_snapshots
+from auditor.services.alerts.reads import alert_status, evaluation_history, notification_history
+from auditor.services.alerts.rules import RuleSpec, add_rule, install_default_rules
+from auditor.services.alerts.silences import add_silence
+from auditor.storage.alert_log_repository import AlertLog
 from tests.integration.alerts.support import (
     T0,
     ingest,
@@ -64,17 +57,17 @@ def test_one_log_row_per_rule_subject_and_snapshot(uow, engine, project):
     first = _good_then_bad(uow, project)
     assert len(first.written) == 2  # cumulative and 7d
     history = evaluation_history(uow, "p", limit=1000)
-    keys = [(h["rule_id"], h["subject_key"], h["snapshot_id"]) for h in history]
+    keys = [(h.rule_id, h.subject_key, h.snapshot_id) for h in history]
     assert len(keys) == len(set(keys))
     # kappa: the project, in the cumulative snapshot of each of the two recomputes
     assert sum(1 for k in keys if k[0] == "p:kappa") == 2
     # s_vs_group for every rater: three raters in the 7d snapshot of each recompute
     per_rater = sorted(k[1] for k in keys if k[0] == "p:s-every")
     assert per_rater == ["rater:a", "rater:a", "rater:b", "rater:b", "rater:c", "rater:c"]
-    last = next(h for h in history if h["rule_id"] == "p:kappa")
-    assert last["verdict"] == "breach" and last["to_status"] == "firing"
-    assert last["judged_value"] == pytest.approx(last["value"]) and last["limit_value"] == 0.5
-    assert len(last["event_ids"]) == 1
+    last = next(h for h in history if h.rule_id == "p:kappa")
+    assert last.verdict == "breach" and last.to_status == "firing"
+    assert last.judged_value == pytest.approx(last.value) and last.limit_value == 0.5
+    assert len(last.event_ids) == 1
 
 
 def test_a_redelivered_hook_writes_nothing_new(uow, engine, project):
@@ -107,7 +100,7 @@ def test_state_log_and_outbox_commit_with_the_snapshot_or_not_at_all(
     def broken(*args, **kwargs):
         raise RuntimeError("injected: the database went away after the state write")
 
-    monkeypatch.setattr(alert_repository, "insert_outbox", broken)
+    monkeypatch.setattr(AlertLog, "insert_outbox", broken)
     with pytest.raises(RuntimeError, match="injected"):
         recompute(uow, project, T0 + 2 * HOUR)
     assert {t: _count(engine, t) for t in counts} == counts
@@ -137,15 +130,15 @@ def test_drop_rule_compares_with_the_value_a_lookback_ago(uow, project):
     ingest(uow, "p", labels(30, T0, agreement=1.0, prefix="g"))
     recompute(uow, project, T0 + HOUR)
     first = evaluation_history(uow, "p")[0]
-    assert first["verdict"] == "insufficient" and "ago" in first["reason"]
+    assert first.verdict == "insufficient" and "ago" in first.reason
 
     day = timedelta(days=1)
     ingest(uow, "p", labels(90, T0 + day, agreement=0.0, prefix="b"))
     recompute(uow, project, T0 + day + HOUR)
     latest = evaluation_history(uow, "p")[0]
-    assert latest["lookback_value"] == pytest.approx(1.0)
-    assert latest["verdict"] == "breach"
-    assert latest["judged_value"] == pytest.approx(1.0 - latest["value"])
+    assert latest.lookback_value == pytest.approx(1.0)
+    assert latest.verdict == "breach"
+    assert latest.judged_value == pytest.approx(1.0 - latest.value)
     assert [s.status for s in alert_status(uow, "p")] == ["firing"]
 
 
@@ -164,14 +157,12 @@ def test_silence_holds_notices_back_and_releases_the_same_event_id(uow, engine, 
     assert [s.status for s in alert_status(uow, "p")] == ["firing"]  # state moves anyway
     assert _count(engine, "alert_outbox") == 0
     held = evaluation_history(uow, "p")[0]
-    assert held["silence_id"] is not None and len(held["suppressed_event_ids"]) == 1
+    assert held.silence_id is not None and len(held.suppressed_event_ids) == 1
 
     ingest(uow, "p", labels(10, T0 + 3 * HOUR, agreement=0.0, prefix="c"))
     recompute(uow, project, T0 + 4 * HOUR)  # the silence has ended; still firing
     sent = notification_history(uow, "p")
-    assert [(n["kind"], n["event_id"]) for n in sent] == [
-        ("firing", held["suppressed_event_ids"][0])
-    ]
+    assert [(n.kind, n.event_id) for n in sent] == [("firing", held.suppressed_event_ids[0])]
 
 
 def test_repeat_interval_then_resolved(uow, project):
@@ -183,13 +174,13 @@ def test_repeat_interval_then_resolved(uow, project):
     recompute(uow, project, T0 + 4 * HOUR)  # within the interval again
     ingest(uow, "p", labels(600, T0 + 4 * HOUR, agreement=1.0, prefix="r"))
     recompute(uow, project, T0 + 6 * HOUR)  # clear, keep_firing_for 0: resolved
-    sent = sorted(notification_history(uow, "p"), key=lambda n: n["id"])
-    assert [(n["kind"], n["sequence"]) for n in sent] == [
+    sent = sorted(notification_history(uow, "p"), key=lambda n: n.id)
+    assert [(n.kind, n.sequence) for n in sent] == [
         ("firing", 0),
         ("repeat", 1),
         ("resolved", 0),
     ]
-    assert len({n["event_id"] for n in sent}) == 3
+    assert len({n.event_id for n in sent}) == 3
     assert [s.status for s in alert_status(uow, "p")] == ["ok"]
 
 
@@ -208,13 +199,6 @@ def test_default_rules_watch_the_project_and_every_rater(uow, project):
     statuses = {(s.rule_id, s.subject) for s in alert_status(uow, "p")}
     assert ("p:default:kappa_s", "project") in statuses
     assert ("p:default:rho", "project") in statuses
-
-
-def test_hook_is_registered_once():
-    from auditor.services import alerts
-
-    alerts.install_hook()
-    assert audit._snapshot_hooks.count(alerts._hook) == 1
 
 
 def test_a_rule_on_reliability_judges_each_rater(uow, project):
@@ -246,9 +230,9 @@ def test_a_rule_on_reliability_judges_each_rater(uow, project):
     ingest(uow, "p", first + again)
     recompute(uow, project, T0 + 2 * HOUR)
     verdicts = {
-        h["subject_key"]: h["verdict"]
+        h.subject_key: h.verdict
         for h in evaluation_history(uow, "p", limit=100)
-        if h["rule_id"] == "p:reliable"
+        if h.rule_id == "p:reliable"
     }
     assert verdicts["rater:a"] == "breach"
     assert verdicts["rater:b"] == "clear"

@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 
 from auditor.config import Settings, get_settings
-from auditor.services.alert_admin import ChannelSpec, add_channel, notification_history
+from auditor.services.alerts.channels import ChannelSpec, add_channel
+from auditor.services.alerts.reads import notification_history
 from tests.integration.alerts.support import T0, ingest, kappa_rule, labels, recompute
 from workers.celery_app import DELIVER_TASK, celery_config
 
@@ -37,7 +38,7 @@ def tasks_on(database_url, monkeypatch):
 
 
 def test_deliver_task_sends_due_notices(tasks_on, uow, project, receiver):
-    spec = ChannelSpec(name="hook", kind="webhook", url=receiver.url)
+    spec = ChannelSpec(name="hook", kind="webhook", config={"url": receiver.url})
     add_channel(uow, "p", spec)
     kappa_rule(uow, channels=("hook",))
     ingest(uow, "p", labels(30, T0, agreement=1.0, prefix="g"))
@@ -47,4 +48,4 @@ def test_deliver_task_sends_due_notices(tasks_on, uow, project, receiver):
     assert tasks_on.deliver.run() == 1
     assert tasks_on.deliver.run() == 0
     (row,) = notification_history(uow, "p")
-    assert row["status"] == "sent" and len(receiver.received) == 1
+    assert row.status == "sent" and len(receiver.received) == 1

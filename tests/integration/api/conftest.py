@@ -26,7 +26,9 @@ from fastapi.testclient import TestClient
 from auditor.api import create_app
 from auditor.config import Settings
 from auditor.services.access.keys import create_key
-from auditor.services.alert_admin import ChannelSpec, RuleSpec, add_channel, add_rule, add_silence
+from auditor.services.alerts.channels import ChannelSpec, add_channel
+from auditor.services.alerts.rules import RuleSpec, add_rule
+from auditor.services.alerts.silences import add_silence
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import create_project
 from auditor.services.recompute.recompute import find_project_id, recompute_project

@@ -3,12 +3,13 @@ settings update, on SQLite and PostgreSQL (the ``world`` fixture is parametrized
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import text
 
-from auditor.services.alert_admin import list_silences
+from auditor.services.alerts.silences import list_silences
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.storage.db import make_engine
@@ -128,9 +129,10 @@ def test_webhook_secret_is_shown_once(world) -> None:
     engine = make_engine(world.engine_url)
     try:
         with engine.connect() as connection:
-            stored = connection.execute(
-                text("SELECT secret FROM alert_channels WHERE name = 'hook'")
+            config = connection.execute(
+                text("SELECT config FROM alert_channels WHERE name = 'hook'")
             ).scalar()
+        stored = (json.loads(config) if isinstance(config, str) else config)["secret"]
     finally:
         engine.dispose()
     assert stored == secret  # the secret that signs is the one shown

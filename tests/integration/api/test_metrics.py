@@ -57,6 +57,10 @@ def test_metrics_report_latest_values_labels_and_recomputes(world) -> None:
         "cumulative"
     }
     assert "auditor_alert_state" in families and "auditor_outbox_messages" in families
+    # the metric catalogue: which way each metric is better
+    info = {s.labels["metric"]: s.labels for s in families["auditor_metric_info"]}
+    assert info["random_choice"]["better"] == "lower" and info["kappa_s"]["better"] == "higher"
+    assert info["self_kappa"]["subjects"] == "rater" and info["rho"]["band"] == "Krippendorff"
 
 
 def test_metrics_token_when_configured(world) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from auditor.services.alert_admin import add_silence, list_silences
+from auditor.services.alerts.silences import add_silence, list_silences
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 

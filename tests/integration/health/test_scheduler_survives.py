@@ -45,11 +45,14 @@ def overflow_in(monkeypatch: pytest.MonkeyPatch):
     """Alert evaluation of the chosen projects raises OverflowError (as seen in the field)."""
     failing: set[int] = set()
 
-    def hook(uow, project_id, written) -> None:
+    evaluate = audit.evaluate_snapshots
+
+    def failing_evaluation(uow, project_id, written) -> dict[str, int]:
         if project_id in failing:
             raise OverflowError("date value out of range")
+        return evaluate(uow, project_id, written)
 
-    monkeypatch.setattr(audit, "_snapshot_hooks", [*audit._snapshot_hooks, hook])
+    monkeypatch.setattr(audit, "evaluate_snapshots", failing_evaluation)
     return failing
 
 

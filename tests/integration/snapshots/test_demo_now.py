@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config import get_settings
-from auditor.services.alert_admin import alert_status
-from auditor.services.alert_demo import install_demo_alerts
+from auditor.services.alerts.demo import install_demo_alerts
+from auditor.services.alerts.reads import alert_status
 from auditor.services.demo.simulation import DemoConfig, demo_start, run_demo
 from auditor.services.queries.history import snapshot_view
 from auditor.services.recompute.embedded import run_cycle

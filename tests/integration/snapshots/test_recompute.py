@@ -206,7 +206,7 @@ def test_second_insert_of_the_same_slot_writes_nothing(uow, engine, project):
     assert _counts(engine) == before
 
 
-def test_a_failure_while_writing_leaves_nothing(uow, engine, project):
+def test_a_failure_while_writing_leaves_nothing(uow, engine, project, monkeypatch):
     ingest_labels(uow, "p", _rows(10, ["a", "b", "c"], T0))
 
     def explode(hook_uow, project_id, written):
@@ -220,12 +220,11 @@ def test_a_failure_while_writing_leaves_nothing(uow, engine, project):
             s.execute(text("SELECT count(*) FROM metric_points")).scalar_one(),
         )
 
-    audit.add_snapshot_hook(explode)
-    try:
+    # Alert evaluation runs inside the write transaction: its failure takes the snapshots back.
+    with monkeypatch.context() as patched:
+        patched.setattr(audit, "evaluate_snapshots", explode)
         with pytest.raises(RuntimeError, match="alert evaluation failed"):
             recompute_project(uow, project, now=T0 + timedelta(hours=1))
-    finally:
-        audit._snapshot_hooks.remove(explode)
     assert _counts(engine) == (0, 0)
     assert recompute_project(uow, project, now=T0 + timedelta(hours=1)).status == "written"
 

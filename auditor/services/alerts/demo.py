@@ -10,19 +10,13 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from typing import Any
 
 from auditor.alerting import Rule
-from auditor.notifiers import Channel, LogChannel, Notification
-from auditor.services import alerts as _evaluation  # noqa: F401  (registers the hook)
-from auditor.services.alert_admin import (
-    ChannelSpec,
-    RuleSpec,
-    add_channel,
-    add_rule,
-    install_default_rules,
-)
-from auditor.services.alert_delivery import channel_from_row, deliver_due
+from auditor.notifiers import LogChannel, Notification, SendResult
+from auditor.services.alerts.channels import ChannelSpec, add_channel
+from auditor.services.alerts.delivery import deliver_due, send_by_kind
+from auditor.services.alerts.rules import RuleSpec, add_rule, install_default_rules
+from auditor.storage.alert_records import ChannelRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
 DEMO_CHANNEL = "demo-log"
@@ -60,17 +54,17 @@ def install_demo_alerts(uow: UnitOfWork, project: str) -> list[Rule]:
     return [*rules, add_rule(uow, project, DEMO_RULE)]
 
 
-def _demo_channel(row: dict[str, Any]) -> Channel:
-    if row["kind"] == "log":
-        return LogChannel(row["name"], logger_name=DEMO_LOGGER)
-    return channel_from_row(row)
+def _demo_send(channel: ChannelRecord, notification: Notification, deadline: float) -> SendResult:
+    if channel.kind == "log":
+        return LogChannel(channel.name, logger_name=DEMO_LOGGER).send(notification)
+    return send_by_kind(channel, notification, deadline)
 
 
 def drain_notifications(uow: UnitOfWork, now: datetime | None = None) -> list[Notification]:
     """Deliver every due notice now; the ones delivered, oldest first."""
     delivered: list[Notification] = []
     while True:
-        report = deliver_due(uow, now, channel_factory=_demo_channel)
+        report = deliver_due(uow, now, sender=_demo_send)
         delivered.extend(report.sent)
         if not report.deliveries:
             return sorted(delivered, key=lambda n: (n.occurred_at, n.kind != "resolved"))

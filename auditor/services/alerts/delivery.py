@@ -19,9 +19,8 @@ expired, any sender claims the row again and re-sends the same body with the sam
 Receivers de-duplicate on the id. Several senders can run at once (workers, the embedded
 loop): PostgreSQL hands each row to one of them (SKIP LOCKED), SQLite serialises the claim.
 
-Importing this module also imports ``auditor.services.alerts``, which registers rule
-evaluation with the recompute: every process that delivers notices (workers, the embedded
-loop of ``auditor run`` / ``auditor serve``, the demo) also evaluates rules.
+A channel's kind (``auditor.notifiers.kinds``) does the sending: ``deliver`` with the
+channel's stored config.
 """
 
 from __future__ import annotations
@@ -37,66 +36,43 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from auditor.alerting import RetryPolicy, next_attempt_at
 from auditor.config import get_settings
-from auditor.notifiers import (
-    Channel,
-    EmailChannel,
-    LogChannel,
-    Notification,
-    SendResult,
-    WebhookChannel,
-    WebhookTimeouts,
-)
-from auditor.services import alerts as _evaluation  # noqa: F401  (module docstring)
-from auditor.storage import alert_repository as repo
+from auditor.notifiers import Notification, SendResult
+from auditor.notifiers.kinds import kind_named, load_config
+from auditor.storage.alert_log_repository import claim_due
+from auditor.storage.alert_records import ChannelRecord, OutboxRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE = timedelta(seconds=60)
-DEFAULT_DEADLINE_SECONDS = 10.0  # a channel row's timeout_seconds is its attempt's deadline
+DEFAULT_DEADLINE_SECONDS = 10.0  # a channel's timeout_seconds is its attempt's deadline
 DEFAULT_BATCH = 50
 
-ChannelFactory = Callable[[dict[str, Any]], Channel]
+# Sends one notice through one channel within a deadline; never raises (a broken channel is
+# a permanent failure). The demo swaps its own in to keep the log channel quiet.
+Sender = Callable[[ChannelRecord, Notification, float], SendResult]
 
 
-def channel_from_row(row: dict[str, Any]) -> Channel:
-    """A sendable channel from its stored row (raises ValueError on a broken row).
+def send_by_kind(channel: ChannelRecord, notification: Notification, deadline: float) -> SendResult:
+    """Deliver through the channel's kind with its stored config.
 
     Private targets are allowed only in the networks the operator lists in
     ``AUDITOR_ALLOW_PRIVATE_TARGETS``, read from this process's settings.
     """
-    timeout = float(row["timeout_seconds"])
+    try:
+        kind = kind_named(channel.kind)
+        config = load_config(channel.kind, channel.config)
+    except (KeyError, ValueError, TypeError) as error:
+        return SendResult.permanent(f"cannot build the channel: {error!r}")
     allowed = get_settings().private_target_networks
-    if row["kind"] == "webhook":
-        return WebhookChannel(
-            row["name"],
-            row["url"],
-            row["secret"],
-            allowed=allowed,
-            timeouts=WebhookTimeouts(
-                connect=min(5.0, timeout), read=timeout, write=timeout, pool=timeout
-            ),
-        )
-    if row["kind"] == "email":
-        return EmailChannel(
-            row["name"],
-            row["email_host"],
-            int(row["email_port"]),
-            row["email_from"],
-            tuple(row["email_to"] or ()),
-            starttls=bool(row["starttls"]),
-            username=row["username"],
-            password=row["password"],
-            timeout=timeout,
-            allowed=allowed,
-        )
-    if row["kind"] == "log":
-        return LogChannel(row["name"])
-    raise ValueError(f"channel {row['name']!r}: unknown kind {row['kind']!r}")
+
+    def send() -> SendResult:
+        return kind.deliver(notification, config, deadline, channel=channel.name, allowed=allowed)
+
+    return send_within(send, deadline)
 
 
 @dataclass(frozen=True)
@@ -137,8 +113,8 @@ def deliver_due(
     lease: timedelta = DEFAULT_LEASE,
     policy: RetryPolicy | None = None,
     draw: Callable[[], float] = random.random,
-    channel_factory: ChannelFactory = channel_from_row,
-    after_send: Callable[[dict[str, Any], SendResult], None] | None = None,
+    sender: Sender = send_by_kind,
+    after_send: Callable[[OutboxRecord, SendResult], None] | None = None,
 ) -> DeliveryReport:
     """One pass of the sender over due outbox rows; returns what it did.
 
@@ -149,23 +125,23 @@ def deliver_due(
     worker = worker or worker_name()
     policy = policy or RetryPolicy()
     report = DeliveryReport()
-    rows = repo.claim_due(uow.engine, now, now + lease, worker, limit)
+    rows = claim_due(uow.engine, now, now + lease, worker, limit)
     if not rows:
         return report
     with uow:
-        channels = repo.channels_by_id(uow.session, {r["channel_id"] for r in rows})
-    by_channel: dict[int, list[dict[str, Any]]] = {}
+        channels = uow.alerts.channels_by_id({r.channel_id for r in rows})
+    by_channel: dict[int, list[OutboxRecord]] = {}
     for row in rows:
-        by_channel.setdefault(row["channel_id"], []).append(row)
+        by_channel.setdefault(row.channel_id, []).append(row)
 
-    def one_channel(channel_rows: list[dict[str, Any]]) -> list[Delivery]:
+    def one_channel(channel_rows: list[OutboxRecord]) -> list[Delivery]:
         # Its own unit of work: channels record their outcomes from their own threads.
         own = UnitOfWork(uow.engine)
         done = []
         for row in channel_rows:
-            spec = channels.get(row["channel_id"], {})
-            delivery = _deliver_one(own, row, spec, worker, now, policy, draw,
-                                    channel_factory, after_send)  # fmt: skip
+            channel = channels.get(row.channel_id)
+            delivery = _deliver_one(own, row, channel, worker, now, policy, draw,
+                                    sender, after_send)  # fmt: skip
             done.append(delivery)
         return done
 
@@ -185,33 +161,34 @@ def deliver_due(
 
 def _deliver_one(
     uow: UnitOfWork,
-    row: dict[str, Any],
-    spec: dict[str, Any],
+    row: OutboxRecord,
+    channel: ChannelRecord | None,
     worker: str,
     now: datetime,
     policy: RetryPolicy,
     draw: Callable[[], float],
-    channel_factory: ChannelFactory,
-    after_send: Callable[[dict[str, Any], SendResult], None] | None,
+    sender: Sender,
+    after_send: Callable[[OutboxRecord, SendResult], None] | None,
 ) -> Delivery:
     notification: Notification | None = None
-    channel_name = spec.get("name", "?")
+    channel_name = "?" if channel is None else channel.name
     try:
-        notification = Notification.from_dict(json.loads(row["body"]))
-        channel = channel_factory(spec)
+        notification = Notification.from_dict(json.loads(row.body))
+        if channel is None:
+            raise KeyError(f"channel {row.channel_id} is gone")
     except (KeyError, ValueError, TypeError) as error:
         result = SendResult.permanent(f"cannot build the notice or channel: {error!r}")
     else:
-        deadline = float(spec.get("timeout_seconds") or DEFAULT_DEADLINE_SECONDS)
-        result = send_within(channel, notification, deadline)
+        deadline = float(channel.timeout_seconds or DEFAULT_DEADLINE_SECONDS)
+        result = sender(channel, notification, deadline)
     if after_send is not None:
         after_send(row, result)
     delivery = _record(uow, row, worker, result, now, policy, draw, notification)
     log.log(
         logging.INFO if result.ok else logging.WARNING,
         "notice %s (%s) via %s: %s %s",
-        row["event_id"],
-        row["kind"],
+        row.event_id,
+        row.kind,
         channel_name,
         result.outcome.value,
         result.reason,
@@ -219,8 +196,8 @@ def _deliver_one(
     return replace(delivery, channel=channel_name)
 
 
-def send_within(channel: Channel, notification: Notification, deadline: float) -> SendResult:
-    """``channel.send`` bounded by a total deadline (connect + send + read). The per-operation
+def send_within(send: Callable[[], SendResult], deadline: float) -> SendResult:
+    """``send()`` bounded by a total deadline (connect + send + read). The per-operation
     timeouts of a client do not bound a receiver that trickles a byte at a time; this does.
     A send past its deadline is abandoned (its thread ends with the client's own timeouts or
     when the receiver stops) and counts as retryable: the receiver de-duplicates on the
@@ -229,8 +206,8 @@ def send_within(channel: Channel, notification: Notification, deadline: float) -
 
     def run() -> None:
         try:
-            box.append(channel.send(notification))
-        except Exception as error:  # send() never raises by contract; keep the row anyway
+            box.append(send())
+        except Exception as error:  # a send never raises by contract; keep the row anyway
             box.append(SendResult.permanent(f"unexpected {type(error).__name__}: {error}"))
 
     thread = threading.Thread(target=run, name="auditor-send", daemon=True)
@@ -245,7 +222,7 @@ def send_within(channel: Channel, notification: Notification, deadline: float) -
 
 def _record(
     uow: UnitOfWork,
-    row: dict[str, Any],
+    row: OutboxRecord,
     worker: str,
     result: SendResult,
     now: datetime,
@@ -253,21 +230,19 @@ def _record(
     draw: Callable[[], float],
     notification: Notification | None,
 ) -> Delivery:
-    attempts = int(row["attempts"]) + 1
+    outbox_id = row.id or 0
+    attempts = int(row.attempts) + 1
     with uow:
         if result.ok:
-            recorded = repo.mark_sent(
-                uow.session, row["id"], now, result.reason, result.status_code
-            )
+            recorded = uow.alert_log.mark_sent(outbox_id, now, result.reason, result.status_code)
             status = "sent"
         else:
             retry_at = None
             if result.outcome.value == "retryable":
                 retry_at = next_attempt_at(attempts, policy, now, draw())
             status = "dead" if retry_at is None else "retry"
-            recorded = repo.mark_failed(
-                uow.session,
-                row["id"],
+            recorded = uow.alert_log.mark_failed(
+                outbox_id,
                 worker,
                 attempts=attempts,
                 next_attempt_at=retry_at,
@@ -277,4 +252,4 @@ def _record(
         uow.commit()
     if not recorded:
         status = "lost"  # our lease expired and another sender took the row over
-    return Delivery(row["id"], row["event_id"], "", status, attempts, result.reason, notification)
+    return Delivery(outbox_id, row.event_id, "", status, attempts, result.reason, notification)

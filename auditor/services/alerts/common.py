@@ -1,0 +1,47 @@
+"""What the alert services share: the project lookup, names, subjects, rule ids, the clock."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from auditor.alerting import SubjectKind, SubjectSelector
+from auditor.errors import Invalid, NotFound
+from auditor.storage.unit_of_work import UnitOfWork
+
+NAME = re.compile(r"^[a-z][a-z0-9_.:-]{0,99}$")
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def project_id(uow: UnitOfWork, project: str) -> int:
+    found = uow.alerts.project_id_of(project)
+    if found is None:
+        raise NotFound(f"no project {project!r}")
+    return found
+
+
+def parse_subject(text: str) -> SubjectSelector:
+    """'project', 'every_rater', 'rater:ID' or 'model:ID' -> a selector."""
+    kind, sep, ref = text.partition(":")
+    try:
+        selector_kind = SubjectKind(kind)
+        return SubjectSelector(selector_kind, ref if sep else "")
+    except ValueError:
+        raise Invalid(
+            f"subject must be project, every_rater, rater:ID or model:ID, got {text!r}",
+            field="subject",
+        ) from None
+
+
+def own_rule(uow: UnitOfWork, project: str, rule_id: str) -> str:
+    """The full id of the project's rule ``rule_id`` (a full id or the name after
+    '<project>:'); another project's rule is not found."""
+    owner = project_id(uow, project)
+    for candidate in (rule_id, f"{project}:{rule_id}"):
+        found = uow.alerts.find_rule(candidate)
+        if found is not None and found.project_id == owner:
+            return candidate
+    raise NotFound(f"project {project!r} has no rule {rule_id!r}")

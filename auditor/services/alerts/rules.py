@@ -1,0 +1,137 @@
+"""Alert rules of a project: add (one or the ready-made defaults), list, remove, enable.
+
+One function = one unit of work. A bad rule raises ``Invalid`` with ``field`` naming the
+rule's field as people write it (the API body's name); a name in use ``Conflict``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from auditor.alerting import Condition, ConditionKind, Rule, Severity, default_rules
+from auditor.errors import Conflict, Invalid
+from auditor.services.alerts.common import NAME, now, own_rule, parse_subject, project_id
+from auditor.services.alerts.values import rule_of, rule_record
+from auditor.storage.unit_of_work import UnitOfWork
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """A rule as a person writes it. Exactly one of threshold (with a condition other than
+    drop) or drop + lookback (condition drop)."""
+
+    metric: str
+    condition: str
+    threshold: float | None = None
+    drop: float | None = None
+    lookback: timedelta | None = None
+    subject: str = "project"
+    scope: str = "cumulative"
+    name: str | None = None
+    min_n: int = 10
+    for_: timedelta = timedelta(0)
+    keep_firing_for: timedelta = timedelta(0)
+    severity: str = "warning"
+    channels: tuple[str, ...] = ()
+    repeat_interval: timedelta | None = timedelta(hours=24)
+    enabled: bool = True
+
+
+def _enum(kind: type, value: str, field: str) -> object:
+    try:
+        return kind(value)
+    except ValueError:
+        choices = ", ".join(member.value for member in kind)  # type: ignore[attr-defined]
+        raise Invalid(f"{field} must be one of {choices}, got {value!r}", field=field) from None
+
+
+def build_rule(project: str, spec: RuleSpec) -> Rule:
+    """The validated ``Rule`` of ``spec``; its id is ``<project>:<name>``."""
+    name = spec.name or f"{spec.metric}-{uuid.uuid4().hex[:6]}"
+    if not NAME.match(name):
+        raise Invalid(f"rule name {name!r} must match {NAME.pattern}", field="name")
+    condition = Condition(
+        _enum(ConditionKind, spec.condition, "condition"),  # type: ignore[arg-type]
+        threshold=spec.threshold,
+        drop=spec.drop,
+        lookback=spec.lookback,
+    )
+    return Rule(
+        id=f"{project}:{name}",
+        project=project,
+        metric=spec.metric,
+        subject=parse_subject(spec.subject),
+        condition=condition,
+        scope=spec.scope,
+        min_n=spec.min_n,
+        for_=spec.for_,
+        keep_firing_for=spec.keep_firing_for,
+        severity=_enum(Severity, spec.severity, "severity"),  # type: ignore[arg-type]
+        channels=tuple(spec.channels),
+        repeat_interval=spec.repeat_interval,
+        enabled=spec.enabled,
+    )
+
+
+def _insert_rules(uow: UnitOfWork, project: str, rules: Sequence[Rule]) -> None:
+    owner = project_id(uow, project)
+    for rule in rules:
+        if uow.alerts.find_rule(rule.id) is not None:
+            raise Conflict(f"rule {rule.id!r} already exists")
+        channel_ids = []
+        for name in rule.channels:
+            channel = uow.alerts.find_channel(owner, name)
+            if channel is None or channel.id is None:
+                raise Invalid(
+                    f"rule {rule.id!r}: project {project!r} has no channel {name!r}",
+                    field="channels",
+                )
+            channel_ids.append(channel.id)
+        uow.alerts.insert_rule(rule_record(rule, owner, now()), channel_ids)
+
+
+def add_rule(uow: UnitOfWork, project: str, spec: RuleSpec) -> Rule:
+    rule = build_rule(project, spec)
+    with uow:
+        _insert_rules(uow, project, [rule])
+        uow.commit()
+    return rule
+
+
+def install_default_rules(
+    uow: UnitOfWork, project: str, channels: Sequence[str] = ()
+) -> list[Rule]:
+    """The ready-made rules (``auditor.alerting.default_rules``); existing ones are kept."""
+    with uow:
+        project_id(uow, project)
+        wanted = default_rules(project, tuple(channels))
+        missing = [r for r in wanted if uow.alerts.find_rule(r.id) is None]
+        _insert_rules(uow, project, missing)
+        uow.commit()
+    return missing
+
+
+def list_rules(uow: UnitOfWork, project: str) -> list[Rule]:
+    with uow:
+        records = uow.alerts.list_rules(project_id(uow, project))
+    return [rule_of(r, project) for r in records]
+
+
+def remove_rule(uow: UnitOfWork, project: str, rule_id: str) -> str:
+    """Delete a rule and its states (the log and the outbox are kept as history)."""
+    with uow:
+        full = own_rule(uow, project, rule_id)
+        uow.alerts.delete_rule(full)
+        uow.commit()
+    return full
+
+
+def set_rule_enabled(uow: UnitOfWork, project: str, rule_id: str, enabled: bool) -> str:
+    with uow:
+        full = own_rule(uow, project, rule_id)
+        uow.alerts.set_rule_enabled(full, enabled)
+        uow.commit()
+    return full

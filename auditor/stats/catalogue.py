@@ -1,0 +1,263 @@
+"""The metric catalogue: every metric a snapshot reports, declared once.
+
+Each entry says what the metric is about (subject kinds), its range and band, whether higher
+is better, and what it means. Read by alert rule validation (``auditor.alerting.rules``), the
+dashboard (charts, threshold lines), the API's rater view, the CLI's help, and the docs (the
+table in docs/alerts.md is ``markdown_table()``; a test keeps them equal).
+
+Adding a per-rater metric: compute it in ``auditor.stats`` (it then reaches the snapshot's
+``raters`` section and its metric points) and add one ``Metric`` here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LANDIS_KOCH = "Landis-Koch"
+KRIPPENDORFF = "Krippendorff"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric.
+
+    name : the metric point's name (``metric_points.metric``, the JSON key).
+    subjects : the subject kinds it is reported for: project, rater, model, pair.
+    description : one line for people (docs, help).
+    low, high : its range; None where unbounded (counts) or not fixed.
+    higher_is_better : True for agreement; False where a rise is bad (``random_choice``),
+        None for counts that are neither (planned repeats).
+    band : the interpretation scale of its value, or None.
+    chance_corrected : an agreement coefficient with 0 at chance: Krippendorff's 0.667 and
+        0.800 lines are drawn on its charts.
+    chart : its position among its subject's charts on the dashboard; None: not charted.
+    title : the chart's title.
+    from_stats : computed by ``auditor.stats`` (the ``auditor stats --json`` sections); False
+        for what the recompute adds (repeat coverage).
+    """
+
+    name: str
+    subjects: tuple[str, ...]
+    description: str
+    low: float | None = 0.0
+    high: float | None = 1.0
+    higher_is_better: bool | None = True
+    band: str | None = None
+    chance_corrected: bool = False
+    chart: int | None = None
+    title: str = ""
+    from_stats: bool = True
+
+
+def _agreement(
+    name: str,
+    subjects: tuple[str, ...],
+    description: str,
+    band: str,
+    chart: int | None = None,
+    title: str = "",
+) -> Metric:
+    """A chance-corrected agreement coefficient: at most 1, 0 at chance."""
+    return Metric(
+        name, subjects, description, None, 1.0, True, band, True, chart, title, from_stats=True
+    )
+
+
+def _count(name: str, description: str, higher_is_better: bool | None = None) -> Metric:
+    """A count of repeats the recompute adds per rater (repeat coverage)."""
+    return Metric(name, ("rater",), description, 0.0, None, higher_is_better, from_stats=False)
+
+
+METRICS: tuple[Metric, ...] = (
+    # The project measures, in the order of the public JSON contract.
+    Metric(
+        "observed_agreement",
+        ("project",),
+        "share of agreeing rater pairs per item; not chance-corrected",
+    ),
+    _agreement(
+        "kappa_s",
+        ("project",),
+        "agreement of the fixed group beyond chance (Shah's kappa_S); the headline",
+        LANDIS_KOCH,
+        chart=1,
+        title="kappa_S (fixed group)",
+    ),
+    _agreement(
+        "fleiss_kappa",
+        ("project",),
+        "Fleiss' kappa, chance from pooled shares; for comparison",
+        LANDIS_KOCH,
+        chart=3,
+        title="Fleiss' kappa",
+    ),
+    _agreement(
+        "krippendorff_alpha",
+        ("project",),
+        "Krippendorff's alpha, nominal, missing data allowed",
+        KRIPPENDORFF,
+        chart=4,
+        title="Krippendorff's alpha",
+    ),
+    _agreement(
+        "rho",
+        ("project",),
+        "reliability-weighted agreement: pairs agreeing genuinely, not at random",
+        KRIPPENDORFF,
+        chart=2,
+        title="rho (reliability-weighted agreement)",
+    ),
+    Metric("mean_self_agreement", ("project",), "mean of the raters' self-agreement"),
+    Metric(
+        "expected_agreement",
+        ("project",),
+        "Bashkansky-Marmor kappa of independent classifiers",
+        low=None,
+        band=LANDIS_KOCH,
+    ),
+    Metric(
+        "repeatability",
+        ("project",),
+        "within-rater part of disagreement (needs repeats)",
+        high=None,
+        higher_is_better=False,
+    ),
+    Metric(
+        "rater_effect",
+        ("project",),
+        "between-rater part of disagreement (needs repeats)",
+        low=None,
+        high=None,
+        higher_is_better=False,
+    ),
+    # Per human rater.
+    Metric(
+        "self_agreement",
+        ("rater",),
+        "share of agreeing pairs of looks at a repeated item",
+        chart=1,
+        title="Self-agreement (repeated presentations)",
+    ),
+    _agreement(
+        "self_kappa",
+        ("rater",),
+        "self-agreement corrected for chance, (SA - s)/(1 - s)",
+        LANDIS_KOCH,
+    ),
+    Metric(
+        "reliability",
+        ("rater",),
+        "Y, the chance of a genuine answer rather than a random choice",
+        chart=2,
+        title="Reliability (chance of a genuine answer)",
+    ),
+    Metric(
+        "random_choice",
+        ("rater",),
+        "x = 1 - reliability, the share of random choices",
+        higher_is_better=False,
+        chart=3,
+        title="Random-choice share",
+    ),
+    _agreement(
+        "s_vs_group",
+        ("rater",),
+        "Shah's S of the rater against the other humans",
+        LANDIS_KOCH,
+        chart=4,
+        title="S against the group",
+    ),
+    # Repeat coverage, per human rater in the cumulative snapshot (docs/repeats.md).
+    Metric(
+        "repeat_coverage",
+        ("rater",),
+        "repeated items she has / needed (below 1 while short)",
+        high=None,
+        from_stats=False,
+    ),
+    _count("repeats_needed", "repeated items needed for the wanted SA precision"),
+    _count("repeats_planned", "repeats planned for the rater"),
+    _count("repeats_fulfilled", "planned repeats she labeled"),
+    _count("repeats_expired", "planned repeats that expired unlabeled", higher_is_better=False),
+    _count("repeats_outstanding", "planned repeats still waiting"),
+    # Per model rater, against the human group.
+    _agreement(
+        "s",
+        ("model",),
+        "Shah's S of the model against the human group",
+        LANDIS_KOCH,
+        chart=1,
+        title="S against the human group",
+    ),
+    _agreement(
+        "kappa_va",
+        ("model",),
+        "Vanbelle-Albert kappa against the human group",
+        LANDIS_KOCH,
+        chart=2,
+        title="kappa_VA against the human group",
+    ),
+    # Per pair of human raters.
+    _agreement(
+        "cohen_kappa",
+        ("pair",),
+        "Cohen's kappa of two raters on the items both labeled",
+        LANDIS_KOCH,
+    ),
+)
+
+BY_NAME: dict[str, Metric] = {m.name: m for m in METRICS}
+
+
+def metrics_for(subject: str, *, from_stats: bool | None = None) -> tuple[Metric, ...]:
+    """The metrics reported for a subject kind, in catalogue order."""
+    return tuple(
+        m
+        for m in METRICS
+        if subject in m.subjects and (from_stats is None or m.from_stats == from_stats)
+    )
+
+
+def names_for(subject: str, *, from_stats: bool | None = None) -> tuple[str, ...]:
+    return tuple(m.name for m in metrics_for(subject, from_stats=from_stats))
+
+
+def charts_for(subject: str) -> tuple[tuple[str, str], ...]:
+    """(name, title) of the subject's dashboard charts, in page order."""
+    charted = [m for m in metrics_for(subject) if m.chart is not None]
+    return tuple((m.name, m.title) for m in sorted(charted, key=lambda m: m.chart or 0))
+
+
+def worse_when_higher() -> tuple[str, ...]:
+    """Metrics where a rise is bad: rules on them use ``above`` / ``confidently_above``."""
+    return tuple(m.name for m in METRICS if m.higher_is_better is False)
+
+
+def metric_help(kinds: tuple[str, ...] = ("project", "rater", "model", "pair")) -> str:
+    """The metrics of each subject kind, for a command's ``--metric`` help."""
+    return "; ".join(f"{kind}: {', '.join(names_for(kind))}" for kind in kinds) + "."
+
+
+def alert_metric_help() -> str:
+    """The metrics a rule can watch, for ``auditor alerts add --metric``."""
+    return "Metric to watch; " + metric_help(("project", "rater", "model"))
+
+
+def _cell(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def markdown_table() -> str:
+    """The catalogue as the Markdown table of docs/alerts.md."""
+    sense = {True: "higher", False: "lower", None: ""}
+    lines = [
+        "| metric | subject | range | better | band | meaning |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in METRICS:
+        span = f"{_cell(m.low)} .. {_cell(m.high)}".strip()
+        lines.append(
+            f"| `{m.name}` | {', '.join(m.subjects)} | {span} | {sense[m.higher_is_better]} "
+            f"| {m.band or ''} | {m.description} |"
+        )
+    return "\n".join(lines) + "\n"
