@@ -26,11 +26,17 @@ config = context.config
 target_metadata = Base.metadata
 
 
+def _pragma(connection: Connection, setting: str) -> None:
+    connection.connection.driver_connection.execute(f"PRAGMA {setting}")
+
+
 def _run(connection: Connection) -> None:
     sqlite = connection.dialect.name == "sqlite"
     if sqlite:
-        # PRAGMA foreign_keys is a no-op inside a transaction: set it before alembic begins.
-        connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+        # PRAGMA foreign_keys is a no-op inside a transaction, and SQLAlchemy's
+        # exec_driver_sql would open one (storage.db begins explicitly): set it on the raw
+        # connection, before alembic begins, so a table rebuild with rows pointing at it works.
+        _pragma(connection, "foreign_keys=OFF")
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
@@ -42,7 +48,8 @@ def _run(connection: Connection) -> None:
     if sqlite:
         connection.commit()
         broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
-        connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+        connection.commit()
+        _pragma(connection, "foreign_keys=ON")
         if broken:
             raise RuntimeError(f"foreign key violations after migrating: {broken[:10]}")
 

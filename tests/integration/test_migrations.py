@@ -85,6 +85,15 @@ VALUES
      '["ops@example.org", "b@example.org"]', true, 'user', 'pw', 7, 0),
     (:p, 'log', 'log', NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, 10, 0)
 """
+# A rule sending to each channel: the SQLite table rebuild must keep rows that point at it.
+_OLD_LINKS = """
+INSERT INTO alert_rules (id, project_id, metric, subject_kind, subject_ref, scope,
+    condition_kind, threshold, min_n, for_seconds, keep_firing_for_seconds, severity, enabled,
+    created_at)
+VALUES ('r1', :p, 'kappa_s', 'project', '', 'cumulative', 'below', 0.6, 1, 0, 0, 'warning',
+    true, 0);
+INSERT INTO alert_rule_channels (rule_id, channel_id) SELECT 'r1', id FROM alert_channels
+"""
 _OLD_COLUMNS = (
     "name, kind, url, secret, email_host, email_port, email_from, email_to, starttls, "
     "username, password, timeout_seconds"
@@ -102,6 +111,14 @@ def _old_channels(connection) -> list[tuple]:
     return decoded
 
 
+def _links(connection) -> list[tuple]:
+    query = (
+        "SELECT rule_id, name FROM alert_rule_channels JOIN alert_channels"
+        " ON alert_channels.id = channel_id ORDER BY name"
+    )
+    return [tuple(row) for row in connection.execute(text(query))]
+
+
 def test_channel_settings_move_into_config_and_back(scratch_database_url: str) -> None:
     """0011: the per-kind columns become the kind's JSON config, the plugin reads it, and a
     downgrade puts every value back where it was."""
@@ -116,8 +133,12 @@ def test_channel_settings_move_into_config_and_back(scratch_database_url: str) -
             )
             project = connection.exec_driver_sql("SELECT id FROM projects").scalar_one()
             connection.execute(text(_OLD_CHANNELS), {"p": project, "secret": secret})
+            for statement in _OLD_LINKS.split(";"):
+                connection.execute(text(statement), {"p": project})
         with engine.connect() as connection:
             before = _old_channels(connection)
+            links = _links(connection)
+        assert len(links) == 3
 
         migrate.upgrade(url)
         migrate.check(url)
@@ -136,8 +157,12 @@ def test_channel_settings_move_into_config_and_back(scratch_database_url: str) -
         )  # fmt: skip
         assert configs["log"] == LogConfig()
 
+        with engine.connect() as connection:
+            assert _links(connection) == links
+
         migrate.downgrade(url, "0010")
         with engine.connect() as connection:
             assert _old_channels(connection) == before
+            assert _links(connection) == links
     finally:
         engine.dispose()
