@@ -239,7 +239,8 @@ def _split_resampling(
 
     def evaluate(sa: np.ndarray, shares: np.ndarray) -> np.ndarray:
         del shares
-        return sa @ slope
+        result: np.ndarray = sa @ slope
+        return result
 
     rng = np.random.default_rng([seed, 2])
     return dataclasses.replace(
@@ -300,7 +301,8 @@ def _prevalence(labels: LabelArrays, table: GroupTable) -> np.ndarray:
     if shares.sum() == 0:
         human = ~labels.rater_is_model[labels.rater]
         shares = np.bincount(labels.category[human], minlength=labels.n_categories).astype(float)
-    return shares / max(shares.sum(), 1.0)
+    result: np.ndarray = shares / max(shares.sum(), 1.0)
+    return result
 
 
 def compute_measures(

@@ -193,7 +193,7 @@ def rater_results(
             if reason is None and key != "sa":
                 reason = fit.reason
             per[key] = make_measure(
-                float(values[p]), k, reason, scale, _interval(bounds, key, p, k), settings
+                float(values[p]), k, reason, scale, _interval(bounds, key, int(p), k), settings
             )
         s_reason = None if s_n[p] else "no item shared with two other raters"
         s_interval: intervals.Interval | None = None
