@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar, cast
 
-from sqlalchemy import BigInteger, Integer, MetaData, create_engine, event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy import BigInteger, Integer, MetaData, Table, create_engine, event
+from sqlalchemy.engine import CursorResult, Engine, Result, make_url
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.pool import StaticPool
@@ -47,6 +47,8 @@ BigId = BigInteger().with_variant(Integer, "sqlite")
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    # Every model here is mapped to a Table; SQLAlchemy declares the wider FromClause.
+    __table__: ClassVar[Table]
 
 
 def to_micros(moment: datetime) -> int:
@@ -80,6 +82,12 @@ class UtcMicros(TypeDecorator[datetime]):
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         return None if value is None else from_micros(int(value))
+
+
+def affected(result: Result[Any]) -> int:
+    """The rows an INSERT, UPDATE or DELETE changed. ``Session.execute`` is typed to return a
+    ``Result``; for these statements it is a ``CursorResult``, which has the count."""
+    return cast(CursorResult[Any], result).rowcount
 
 
 def is_sqlite(url: str) -> bool:
@@ -135,10 +143,10 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     return engine
 
 
-def missing_database_name(error: BaseException) -> str | None:
+def missing_database_name(message: str) -> str | None:
     """The database a server said does not exist (PostgreSQL's FATAL at connect, which
-    psycopg raises without an SQLSTATE), or None for any other error."""
-    match = re.search(r'database "([^"]+)" does not exist', str(error))
+    psycopg raises without an SQLSTATE) in an error's ``message``, or None for any other."""
+    match = re.search(r'database "([^"]+)" does not exist', message)
     return match.group(1) if match else None
 
 

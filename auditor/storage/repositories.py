@@ -9,6 +9,7 @@ COPY on PostgreSQL and executemany on SQLite. Nothing here commits: the unit of 
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ParamSpec, TypeVar
@@ -16,6 +17,7 @@ from typing import Any, ParamSpec, TypeVar
 import psycopg
 from sqlalchemy import (
     BigInteger,
+    ColumnElement,
     String,
     Table,
     any_,
@@ -36,10 +38,10 @@ from auditor.storage.models import Category, Item, Label, Project, Rater, Sessio
 
 CHUNK = 500  # ids per IN (...) list: well under SQLite's bound-parameter limit
 
-_items: Table = Item.__table__  # type: ignore[assignment]
-_raters: Table = Rater.__table__  # type: ignore[assignment]
-_sessions: Table = Session.__table__  # type: ignore[assignment]
-_labels: Table = Label.__table__  # type: ignore[assignment]
+_items: Table = Item.__table__
+_raters: Table = Rater.__table__
+_sessions: Table = Session.__table__
+_labels: Table = Label.__table__
 
 LABEL_COLUMNS = (
     "project_id",
@@ -132,7 +134,7 @@ class ProjectRepository:
     def list(self) -> list[Project]:
         return list(self.session.scalars(select(Project).order_by(Project.slug)))
 
-    def categories(self, project_id: int) -> list[Category]:
+    def categories(self, project_id: int) -> builtins.list[Category]:  # list: the method above
         statement = (
             select(Category).where(Category.project_id == project_id).order_by(Category.position)
         )
@@ -307,7 +309,9 @@ class LabelStore:
         labeled_at in microseconds)."""
         wanted = sorted(set(keys))
         found: dict[str, tuple[Any, ...]] = {}
-        columns = [_labels.c[name] for name in ("item_id", "rater_id", "category_id")]
+        columns: list[ColumnElement[Any]] = [
+            _labels.c[name] for name in ("item_id", "rater_id", "category_id")
+        ]
         columns += [_labels.c.session_id, type_coerce(_labels.c.labeled_at, BigInteger)]
         for condition in self._matching(_labels.c.client_key, wanted):
             statement = select(_labels.c.client_key, *columns).where(
