@@ -25,19 +25,18 @@ from auditor.storage.alert_models import (
     AlertSilence,
     AlertStateRow,
 )
-from auditor.storage.db import affected
 from auditor.storage.models import Project, Rater
 from auditor.storage.snapshot_models import MetricPoint, Snapshot
 
 Executor = Session | Connection
 
-_channels: Table = AlertChannel.__table__
-_rules: Table = AlertRule.__table__
-_rule_channels: Table = AlertRuleChannel.__table__
-_states: Table = AlertStateRow.__table__
-_evaluations: Table = AlertEvaluation.__table__
-_outbox: Table = AlertOutbox.__table__
-_silences: Table = AlertSilence.__table__
+_channels: Table = AlertChannel.__table__  # type: ignore[assignment]
+_rules: Table = AlertRule.__table__  # type: ignore[assignment]
+_rule_channels: Table = AlertRuleChannel.__table__  # type: ignore[assignment]
+_states: Table = AlertStateRow.__table__  # type: ignore[assignment]
+_evaluations: Table = AlertEvaluation.__table__  # type: ignore[assignment]
+_outbox: Table = AlertOutbox.__table__  # type: ignore[assignment]
+_silences: Table = AlertSilence.__table__  # type: ignore[assignment]
 
 
 def _dialect(db: Executor) -> str:
@@ -122,9 +121,7 @@ def rater_ids(db: Executor, project_id: int) -> set[str]:
 
 
 def insert_channel(db: Executor, values: Mapping[str, Any]) -> int:
-    return int(
-        db.execute(_channels.insert().values(**values).returning(_channels.c.id)).scalar_one()
-    )
+    return int(db.execute(_channels.insert().values(**values).returning(_channels.c.id)).scalar())
 
 
 def find_channel(db: Executor, project_id: int, name: str) -> dict[str, Any] | None:
@@ -204,12 +201,12 @@ def rule_channel_ids(db: Executor, rule_ids: Iterable[str]) -> dict[str, list[in
 
 
 def delete_rule(db: Executor, rule_id: str) -> bool:
-    return bool(affected(db.execute(delete(_rules).where(_rules.c.id == rule_id))))
+    return bool(db.execute(delete(_rules).where(_rules.c.id == rule_id)).rowcount)
 
 
 def set_rule_enabled(db: Executor, rule_id: str, enabled: bool) -> bool:
     statement = update(_rules).where(_rules.c.id == rule_id).values(enabled=enabled)
-    return bool(affected(db.execute(statement)))
+    return bool(db.execute(statement).rowcount)
 
 
 # --- states ---------------------------------------------------------------------------------
@@ -432,7 +429,7 @@ def mark_sent(
             last_status_code=status_code,
         )
     )
-    return bool(affected(db.execute(statement)))
+    return bool(db.execute(statement).rowcount)
 
 
 def mark_failed(
@@ -467,7 +464,7 @@ def mark_failed(
         .where(o.id == outbox_id, o.status == "pending", o.claimed_by == worker)
         .values(**values)
     )
-    return bool(affected(db.execute(statement)))
+    return bool(db.execute(statement).rowcount)
 
 
 def list_outbox(
@@ -498,9 +495,7 @@ def outbox_counts(db: Executor, project_id: int) -> dict[str, int]:
 
 
 def insert_silence(db: Executor, values: Mapping[str, Any]) -> int:
-    return int(
-        db.execute(_silences.insert().values(**values).returning(_silences.c.id)).scalar_one()
-    )
+    return int(db.execute(_silences.insert().values(**values).returning(_silences.c.id)).scalar())
 
 
 def silences_active(db: Executor, project_id: int, at: datetime) -> list[dict[str, Any]]:
@@ -526,6 +521,6 @@ def end_silence(db: Executor, project_id: int, silence_id: int, at: datetime) ->
     one that has not started yet is deleted. False when there is no such unended silence."""
     s = _silences.c
     mine = and_(s.id == silence_id, s.project_id == project_id, s.ends_at > at)
-    if affected(db.execute(delete(_silences).where(mine, s.starts_at >= at))):
+    if db.execute(delete(_silences).where(mine, s.starts_at >= at)).rowcount:
         return True
-    return bool(affected(db.execute(update(_silences).where(mine).values(ends_at=at))))
+    return bool(db.execute(update(_silences).where(mine).values(ends_at=at)).rowcount)
