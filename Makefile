@@ -39,6 +39,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/copy_floor.py
 	$(BIN)/python benchmarks/recompute.py
 	$(BIN)/python benchmarks/api.py
+	$(BIN)/python benchmarks/demo.py
 
 clean:
 	rm -rf $(VENV) auditor.db auditor-demo.db* .pytest_cache .ruff_cache test-artifacts
