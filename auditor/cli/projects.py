@@ -21,7 +21,7 @@ from auditor.services.projects import (
 )
 from auditor.services.recompute_health import FailureRow, failures
 
-_DEFAULTS = "defaults: MEASURES.md"
+_DEFAULTS = "defaults: docs/measures.md"
 
 
 def _split(text: str) -> list[str]:

@@ -1,4 +1,5 @@
-"""Cohen's kappa for every pair of group raters on the items both labeled (MEASURES.md 4).
+"""Cohen's kappa for every pair of group raters on the items both labeled (docs/measures.md,
+"Project measures").
 
 Reference: Cohen (1960). All pairs at once: one ``bincount`` over the within-item label pairs
 gives the K x K confusion table of every rater pair.

@@ -1,8 +1,9 @@
-"""Observed agreement, Fleiss' kappa and kappa_S (MEASURES.md sections 1-3).
+"""Observed agreement, Fleiss' kappa and kappa_S (docs/measures.md, "Project measures").
 
 References: Fleiss (1971) "Measuring nominal scale agreement among many raters"; Shah (2011)
 "Generalized Agreement Statistics over Fixed Group of Experts", Eq. 1-5, with the missing-data
-generalisation of MEASURES.md (chance agreement averaged over the pairs present on each item).
+generalisation of docs/measures.md, "Project measures" (chance agreement averaged over the
+pairs present on each item).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``compute_measures``: every measure of MEASURES.md for one set of labels, with intervals."""
+"""``compute_measures``: every measure of docs/measures.md ("Project measures") for one set of
+labels, with intervals."""
 
 from __future__ import annotations
 
@@ -291,7 +292,8 @@ def _intervals(
 
 
 def _prevalence(labels: LabelArrays, table: GroupTable) -> np.ndarray:
-    """P: category shares of the group's collapsed labels on pairable items (MEASURES.md 8).
+    """P: category shares of the group's collapsed labels on pairable items
+    (docs/measures.md, "Choices made where the sources are silent").
 
     Without a pairable item (one rater, or raters who never share an item) every look of the
     human raters stands in, so self-kappa stays defined for a lone rater; every look, not only
@@ -308,7 +310,8 @@ def _prevalence(labels: LabelArrays, table: GroupTable) -> np.ndarray:
 def compute_measures(
     labels: LabelArrays, settings: ProjectSettings, *, seed: int | None = None
 ) -> MeasureSet:
-    """Every measure of MEASURES.md for ``labels``, with intervals chosen by ``settings``.
+    """Every measure of docs/measures.md ("Project measures") for ``labels``, with intervals
+    chosen by ``settings``.
 
     Parameters
     ----------

@@ -1,9 +1,10 @@
 """Per-rater results: self-agreement, self-kappa, reliability, random choice and S vs the group.
 
-The per-rater intervals run over the rater's repeated items (MEASURES.md section 8): SA_p is a
-mean of SA_pu, so its interval is that of a mean (``intervals.grouped_means``); self_kappa,
-Y_p and x_p are monotone functions of SA_p with the chance s held fixed (s comes from every
-pairable item, far more data than a rater's repeats), so their bounds are the images of SA_p's.
+The per-rater intervals run over the rater's repeated items (docs/measures.md, "Choices made
+where the sources are silent", "Per-rater intervals"): SA_p is a mean of SA_pu, so its interval
+is that of a mean (``intervals.grouped_means``); self_kappa, Y_p and x_p are monotone
+functions of SA_p with the chance s held fixed (s comes from every pairable item, far more data
+than a rater's repeats), so their bounds are the images of SA_p's.
 In ``max_entropy`` mode x_p is itself a mean over repeated items and gets its own interval.
 """
 

@@ -1,4 +1,4 @@
-"""rho: inter-rater agreement weighted by each rater's reliability (MEASURES.md section 9, v2).
+"""rho: inter-rater agreement weighted by each rater's reliability (docs/measures.md, "Version 2").
 
 Reference: Cabitza et al., the self-agreement and rho paper (seeds), Eq. 2-5. For raters i, j
 who gave an item the same category c, GAE(i, j, c) is the chance that both answered genuinely:

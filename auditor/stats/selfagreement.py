@@ -1,4 +1,4 @@
-"""Self-agreement and the rater model (MEASURES.md section 8, version 2).
+"""Self-agreement and the rater model (docs/measures.md, "Version 2").
 
 Reference: Cabitza et al., the self-agreement and rho paper (seeds). For a rater p and an item u
 it saw m >= 2 times, n_puc of those looks giving c,

@@ -1,6 +1,6 @@
 """Reshaping long label arrays into what the measures read; no statistic is computed here.
 
-Three views of one project (MEASURES.md, "Notation"):
+Three views of one project (docs/measures.md, "What the measures see"):
 
 * ``Cells``: one label per (item, rater) chosen by the collapse policy, plus the category
   counts of every cell labeled more than once (repeated presentations).
@@ -120,7 +120,8 @@ def _choose(
 
 
 def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST) -> Cells:
-    """Group labels by (item, rater) and keep one per cell by ``policy`` (MEASURES.md).
+    """Group labels by (item, rater) and keep one per cell by ``policy``
+    (docs/measures.md, "What the measures see").
 
     ``first`` takes the earliest ``order`` (ties: the earlier row, i.e. the lower label id),
     ``latest`` the latest (ties: the later row), ``mode`` the most frequent category with ties
