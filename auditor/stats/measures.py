@@ -160,7 +160,6 @@ def _group_estimators(
                     out[name], term, slopes[name], table, model, seed + 1 + offset
                 )
     return out, reasons
-    return out, reasons
 
 
 # rho's co-agreement table (K, R, R) above this many cells is not built: no rho interval
