@@ -55,8 +55,7 @@ class _DatabaseFirst(TyperGroup):
     created (SQLite would create an empty file on connect, and the command would then fail
     on a missing table)."""
 
-    # typer passes its Context subclass; the base declares the Context of its vendored click
-    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
+    def invoke(self, ctx: typer.Context) -> Any:
         args = [*getattr(ctx, "_protected_args", ()), *ctx.args]
         command = self.get_command(ctx, args[0]) if args else None
         skip = (

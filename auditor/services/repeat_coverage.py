@@ -39,7 +39,7 @@ def add_coverage(
     settings, level = repo.project_repeat_settings(db, project_id)
     counts = repo.coverage(db, project_id, to_micros(now))
     ids = {name: rater_id for rater_id, name in repo.rater_names(db, project_id).items()}
-    points: list[dict[str, Any]] = []
+    points = []
     for rater, measures in rendered.get("raters", {}).items():
         sa = measures.get("self_agreement") or {}
         value = sa.get("value")

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from sqlalchemy import BigInteger, Integer, MetaData, Table, create_engine, event
-from sqlalchemy.engine import CursorResult, Engine, Result, make_url
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.pool import StaticPool
@@ -84,12 +84,6 @@ class UtcMicros(TypeDecorator[datetime]):
         return None if value is None else from_micros(int(value))
 
 
-def affected(result: Result[Any]) -> int:
-    """The rows an INSERT, UPDATE or DELETE changed. ``Session.execute`` is typed to return a
-    ``Result``; for these statements it is a ``CursorResult``, which has the count."""
-    return cast(CursorResult[Any], result).rowcount
-
-
 def is_sqlite(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
@@ -143,10 +137,10 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     return engine
 
 
-def missing_database_name(message: str) -> str | None:
+def missing_database_name(error: BaseException) -> str | None:
     """The database a server said does not exist (PostgreSQL's FATAL at connect, which
-    psycopg raises without an SQLSTATE) in an error's ``message``, or None for any other."""
-    match = re.search(r'database "([^"]+)" does not exist', message)
+    psycopg raises without an SQLSTATE), or None for any other error."""
+    match = re.search(r'database "([^"]+)" does not exist', str(error))
     return match.group(1) if match else None
 
 

@@ -10,7 +10,6 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from auditor.storage.api_models import IdempotencyRecord
-from auditor.storage.db import affected
 from auditor.storage.health_models import RecomputeFailure, SchedulerHeartbeat
 from auditor.storage.models import Project
 
@@ -151,4 +150,4 @@ def read_heartbeat(db: Session, name: str) -> HeartbeatRow | None:
 def prune_idempotency(db: Session, older_than: datetime) -> int:
     """Delete idempotency records created before ``older_than``; returns how many."""
     result = db.execute(delete(IdempotencyRecord).where(IdempotencyRecord.created_at < older_than))
-    return int(affected(result) or 0)
+    return int(result.rowcount or 0)

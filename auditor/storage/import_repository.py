@@ -13,7 +13,7 @@ from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session as OrmSession
 
 from auditor.storage import alert_models, api_models, snapshot_models  # noqa: F401 (metadata)
-from auditor.storage.db import Base, affected
+from auditor.storage.db import Base
 from auditor.storage.import_models import ImportRecord
 from auditor.storage.models import Label, Project
 
@@ -95,7 +95,7 @@ def delete_import_labels(session: OrmSession, record: ImportRecord) -> int:
     )
     if record.last_label_id is not None:
         statement = statement.where(Label.id <= record.last_label_id)
-    return int(affected(session.execute(statement)) or 0)
+    return int(session.execute(statement).rowcount or 0)
 
 
 def stored_identities(
@@ -165,7 +165,7 @@ def delete_project(session: OrmSession, project: Project) -> dict[str, int]:
             fk = parents[0]
             ids = select(fk.column).where(fk.column.table.c.project_id == project.id)
             statement = delete(table).where(fk.parent.in_(ids))
-        count = int(affected(session.execute(statement)) or 0)
+        count = int(session.execute(statement).rowcount or 0)
         if count:
             deleted[table.name] = count
     session.execute(delete(Project).where(Project.id == project.id))

@@ -8,7 +8,6 @@ from sqlalchemy import bindparam, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from auditor.storage.db import affected
 from auditor.storage.models import Label, LabelStudioAnnotation
 
 _seen = LabelStudioAnnotation.__table__
@@ -55,4 +54,4 @@ def delete_labels(db: Session, project_id: int, keys: Iterable[str]) -> int:
         _labels.c.project_id == project_id,
         _labels.c.client_key.in_(bindparam("keys", expanding=True)),
     )
-    return affected(db.execute(statement, {"keys": wanted}))
+    return db.execute(statement, {"keys": wanted}).rowcount

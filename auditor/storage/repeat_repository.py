@@ -14,7 +14,6 @@ from sqlalchemy import BigInteger, bindparam, func, insert, select, text, type_c
 from sqlalchemy.orm import Session
 
 from auditor.domain import RepeatSettings
-from auditor.storage.db import affected
 from auditor.storage.models import Item, Label, PlannedRepeat, Project, Rater, RepeatRequest
 from auditor.storage.snapshot_models import MetricPoint
 
@@ -142,13 +141,13 @@ def expire(db: Session, project_id: int, now: int) -> int:
         )
         .values(status="expired")
     )
-    return affected(db.execute(statement))
+    return db.execute(statement).rowcount
 
 
 def fulfil(db: Session, project_id: int, after_label_id: int | None, now: int) -> int:
     """Mark fulfilled the open repeats met by labels with ids above ``after_label_id``."""
     parameters = {"project_id": project_id, "after": after_label_id or 0, "now": now}
-    return affected(db.execute(_FULFIL, parameters))
+    return db.execute(_FULFIL, parameters).rowcount
 
 
 def open_items(db: Session, project_id: int, rater_id: int, now: int) -> np.ndarray:

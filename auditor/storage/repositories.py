@@ -9,7 +9,6 @@ COPY on PostgreSQL and executemany on SQLite. Nothing here commits: the unit of 
 
 from __future__ import annotations
 
-import builtins
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ParamSpec, TypeVar
@@ -134,7 +133,7 @@ class ProjectRepository:
     def list(self) -> list[Project]:
         return list(self.session.scalars(select(Project).order_by(Project.slug)))
 
-    def categories(self, project_id: int) -> builtins.list[Category]:  # list: the method above
+    def categories(self, project_id: int) -> list[Category]:
         statement = (
             select(Category).where(Category.project_id == project_id).order_by(Category.position)
         )
