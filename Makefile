@@ -26,6 +26,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python tools/check_cycles.py auditor
+	$(BIN)/mypy
 
 test: lint
 	$(BIN)/python -m pytest
@@ -39,6 +40,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/copy_floor.py
 	$(BIN)/python benchmarks/recompute.py
 	$(BIN)/python benchmarks/api.py
+	$(BIN)/python benchmarks/demo.py
 
 clean:
 	rm -rf $(VENV) auditor.db auditor-demo.db* .pytest_cache .ruff_cache test-artifacts

@@ -47,7 +47,8 @@ class RaterKind(StrEnum):
 
 
 class CollapsePolicy(StrEnum):
-    """Which label of a repeated (item, rater) the inter-rater measures see (MEASURES.md)."""
+    """Which label of a repeated (item, rater) the inter-rater measures see
+    (docs/measures.md, "What the measures see")."""
 
     FIRST = "first"  # earliest labeled_at, ties by label id: the first look is the honest one
     LATEST = "latest"
@@ -68,7 +69,7 @@ class RhoUnrated(StrEnum):
 
 
 class RaterModel(StrEnum):
-    """How a rater's chance of a random choice x is estimated (MEASURES.md section 8)."""
+    """How a rater's chance of a random choice x is estimated (docs/measures.md, "Version 2")."""
 
     MOMENTS = "moments"  # closed form from self-agreement: Y = sqrt(self_kappa), x = 1 - Y
     MAX_ENTROPY = "max_entropy"  # the paper's per-item max-entropy solve, kept to reproduce it
@@ -82,7 +83,7 @@ class IntervalMethod(StrEnum):
 
 @dataclass(frozen=True)
 class ProjectSettings:
-    """How a project's measures are computed; defaults are those of MEASURES.md."""
+    """How a project's measures are computed; defaults are those of docs/measures.md."""
 
     collapse: CollapsePolicy = CollapsePolicy.FIRST
     rho_mode: RhoMode = RhoMode.APPROXIMATE

@@ -24,10 +24,6 @@ from celery.signals import beat_init, worker_init
 
 from auditor.config import Settings, get_settings
 
-# Optional prefix of every broker key (Settings.broker_key_prefix), so several deployments
-# (or test runs) can share one Redis database.
-BROKER_KEY_PREFIX_ENV = "AUDITOR_BROKER_KEY_PREFIX"
-
 SCAN_TASK = "auditor.scan"
 RECOMPUTE_TASK = "auditor.recompute"
 # Alerts (issue 5): one pass of the outbox sender. Beat runs it every few seconds; the

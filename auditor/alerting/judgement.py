@@ -72,6 +72,7 @@ def judge(observation: Observation, rule: Rule) -> Judgement:
     that cannot see must not say all is well.
     """
     cond = rule.condition
+    judged: float | None  # the number compared with the limit; None when it is undefined
     if observation.n < rule.min_n:
         return _insufficient(observation, f"n={observation.n} < min_n={rule.min_n}")
     if observation.value is None:

@@ -73,6 +73,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from typing import TypedDict, Unpack
 
 from auditor.alerting.events import AlertEvent, EventKind, event_id
 from auditor.alerting.judgement import Judgement, Verdict
@@ -144,13 +145,32 @@ def step(
     return _step_not_firing(state, judgement, rule, now, silenced)
 
 
-def _moved(state: AlertState, status: AlertStatus, now: datetime, **changes: object) -> AlertState:
+class _Episode(TypedDict, total=False):
+    """The fields of a firing episode, reset when one starts or ends."""
+
+    episode_start: datetime | None
+    clear_since: datetime | None
+    data_missing_since: datetime | None
+    firing_notified: bool
+    last_notified_at: datetime | None
+    repeat_seq: int
+
+
+class _Changes(_Episode, total=False):
+    """The fields an evaluation may change besides the status and its two times."""
+
+    breach_since: datetime | None
+
+
+def _moved(
+    state: AlertState, status: AlertStatus, now: datetime, **changes: Unpack[_Changes]
+) -> AlertState:
     """The state after an evaluation at ``now``; ``status_since`` moves only on a change."""
     since = state.status_since if status is state.status else now
     return replace(state, status=status, evaluated_at=now, status_since=since, **changes)
 
 
-_EPISODE_RESET: dict[str, object] = {
+_EPISODE_RESET: _Episode = {
     "episode_start": None,
     "clear_since": None,
     "data_missing_since": None,

@@ -165,7 +165,7 @@ def _allowed(request: Request) -> list[str]:
     methods: set[str] = set()
     for route in api_routes(request.app.routes):
         if route.path_regex.match(request.url.path):
-            methods |= route.methods
+            methods |= route.methods or set()
     return sorted(methods)
 
 

@@ -57,20 +57,20 @@ def _unique(names: list[str]) -> list[str]:
     return names
 
 
-def json_int(low: int, high: int) -> Any:
-    """An integer in [low, high]; the bounds come before the validator so the schema says
-    minimum/maximum (after it, pydantic would write bare ge/le)."""
-    return Annotated[int, Field(ge=low, le=high), BeforeValidator(_json_integer)]
+# Integers in [low, high]: the bounds come before the validator so the schema says
+# minimum/maximum (after it, pydantic would write bare ge/le).
+_JsonInt = BeforeValidator(_json_integer)
 
 
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
-Seconds = json_int(0, MAX_SECONDS)
-PositiveSeconds = json_int(1, MAX_SECONDS)
-MinN = json_int(1, 2**31 - 1)
-Port = json_int(1, 65535)
-Resamples = json_int(10, MAX_BOOTSTRAP_RESAMPLES)  # operators may lower it (422 names it)
-WindowDays = json_int(1, 9999)
-RecomputeSeconds = json_int(1, 30 * 86400)
+Seconds = Annotated[int, Field(ge=0, le=MAX_SECONDS), _JsonInt]
+PositiveSeconds = Annotated[int, Field(ge=1, le=MAX_SECONDS), _JsonInt]
+MinN = Annotated[int, Field(ge=1, le=2**31 - 1), _JsonInt]
+Port = Annotated[int, Field(ge=1, le=65535), _JsonInt]
+# operators may lower it (422 names it)
+Resamples = Annotated[int, Field(ge=10, le=MAX_BOOTSTRAP_RESAMPLES), _JsonInt]
+WindowDays = Annotated[int, Field(ge=1, le=9999), _JsonInt]
+RecomputeSeconds = Annotated[int, Field(ge=1, le=30 * 86400), _JsonInt]
 # Strict: a JSON string or boolean is not a number or a flag (lax mode would convert "0.5").
 Finite = Annotated[float, Strict(), Field(ge=-1e6, le=1e6, allow_inf_nan=False)]
 Channels = Annotated[

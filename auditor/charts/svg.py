@@ -114,7 +114,8 @@ def _axes(frame: _Frame, times: list[datetime]) -> list[str]:
 def _references(frame: _Frame, thresholds: Sequence[tuple[float, str]]) -> list[str]:
     """Dashed reference lines across the plot, each labelled in the right margin; labels
     closer than a line of text are pushed apart."""
-    out, placed = [], []
+    out: list[str] = []
+    placed: list[float] = []
     for value, label in sorted(thresholds):
         y = frame.y(value)
         text_y = y + 3.5
@@ -133,10 +134,10 @@ def _references(frame: _Frame, thresholds: Sequence[tuple[float, str]]) -> list[
 
 def _band(frame: _Frame, series: ChartSeries) -> list[str]:
     """One polygon per run of consecutive points that all have an interval."""
-    runs: list[list[ChartPoint]] = [[]]
+    runs: list[list[tuple[datetime, float, float]]] = [[]]  # (at, ci_low, ci_high)
     for p in series.points:
         if p.value is not None and p.ci_low is not None and p.ci_high is not None:
-            runs[-1].append(p)
+            runs[-1].append((p.at, p.ci_low, p.ci_high))
         elif runs[-1]:
             runs.append([])
     out = []
@@ -144,16 +145,16 @@ def _band(frame: _Frame, series: ChartSeries) -> list[str]:
         if not run:
             continue
         if len(run) == 1:  # a lone interval: a short vertical bar
-            p = run[0]
-            x = frame.x(p.at)
+            at, low, high = run[0]
+            x = frame.x(at)
             out.append(
                 f'<line data-band="{escape(series.name)}" x1="{x:.1f}" x2="{x:.1f}" '
-                f'y1="{frame.y(p.ci_low):.1f}" y2="{frame.y(p.ci_high):.1f}" '
+                f'y1="{frame.y(low):.1f}" y2="{frame.y(high):.1f}" '
                 f'stroke="{series.color}" stroke-opacity="0.35" stroke-width="6"/>'
             )
             continue
-        upper = [f"{frame.x(p.at):.1f},{frame.y(p.ci_high):.1f}" for p in run]
-        lower = [f"{frame.x(p.at):.1f},{frame.y(p.ci_low):.1f}" for p in reversed(run)]
+        upper = [f"{frame.x(at):.1f},{frame.y(high):.1f}" for at, _, high in run]
+        lower = [f"{frame.x(at):.1f},{frame.y(low):.1f}" for at, low, _ in reversed(run)]
         out.append(
             f'<polygon data-band="{escape(series.name)}" points="{" ".join(upper + lower)}" '
             f'fill="{series.color}" fill-opacity="0.15" stroke="none"/>'
@@ -259,18 +260,15 @@ def sparkline(
     chart_id: str, points: Sequence[ChartPoint], *, width: int = 120, height: int = 28
 ) -> str:
     """A tiny line of the defined values (scaled 0..1, values outside clipped), no axes."""
-    defined = [p for p in points if p.value is not None]
+    defined = [(p, p.value) for p in points if p.value is not None]
     frame = _Frame(
         width + _PAD_LEFT + _PAD_RIGHT - 4,
         height + _PAD_TOP + _PAD_BOTTOM - 4,
-        [p.at for p in defined],
-        (min([0.0, *(p.value for p in defined)]), 1.0),
+        [p.at for p, _ in defined],
+        (min([0.0, *(value for _, value in defined)]), 1.0),
     )
     shift_x, shift_y = _PAD_LEFT - 2, _PAD_TOP - 2
-    coordinates = [
-        (frame.x(p.at) - shift_x, frame.y(p.value) - shift_y, p)
-        for p in defined  # type: ignore[arg-type]
-    ]
+    coordinates = [(frame.x(p.at) - shift_x, frame.y(value) - shift_y, p) for p, value in defined]
     body = [
         '<svg xmlns="http://www.w3.org/2000/svg" class="sparkline" '
         f'data-chart="{escape(chart_id)}" '

@@ -49,7 +49,7 @@ def undefined_markers(
     for run in _runs(points):
         xs = [x(points[i]) for i in run]
         if len(run) > 1:
-            reasons = sorted({points[i].reason for i in run if points[i].reason})
+            reasons = sorted({p.reason for p in (points[i] for i in run) if p.reason})
             first, last = points[run[0]].at, points[run[-1]].at
             title = (
                 f"{series}: undefined at {len(run)} points, {first:%Y-%m-%d %H:%M} to "

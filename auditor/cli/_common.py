@@ -4,6 +4,7 @@ unit of work on the configured database, and times given as options."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import NoReturn
 
@@ -24,6 +25,17 @@ def fail(message: str, code: int = 1) -> NoReturn:
 def unit_of_work(read_only: bool = False) -> UnitOfWork:
     """A unit of work on ``AUDITOR_DATABASE_URL`` (one new engine: a command is one process)."""
     return UnitOfWork(make_engine(get_settings().database_url), read_only=read_only)
+
+
+def _wall_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+def command_clock(ctx: typer.Context) -> Callable[[], datetime]:
+    """The clock a command reads the time from: one the caller passed as the context object
+    (``CliRunner().invoke(app, args, obj=clock)``: a test steps time instead of sleeping),
+    else the wall clock."""
+    return ctx.obj if callable(ctx.obj) else _wall_clock
 
 
 def parse_time(text: str, option: str) -> datetime:

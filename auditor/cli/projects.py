@@ -21,7 +21,7 @@ from auditor.services.projects.settings import SettingCaps
 from auditor.services.recompute.health import FailureRow, failures
 from auditor.services.recompute.recompute import find_project_id
 
-_DEFAULTS = "defaults: MEASURES.md"
+_DEFAULTS = "defaults: docs/measures.md"
 
 
 def _split(text: str) -> list[str]:

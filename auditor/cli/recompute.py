@@ -18,7 +18,7 @@ from typing import Any
 
 import typer
 
-from auditor.cli._common import fail, parse_time, unit_of_work
+from auditor.cli._common import command_clock, fail, parse_time, unit_of_work
 from auditor.cli._hints import how_to_get_a_snapshot
 from auditor.config import get_settings
 from auditor.services import NotFound, ServiceError
@@ -168,6 +168,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("run")
     def run(
+        ctx: typer.Context,
         interval: float | None = typer.Option(
             None,
             "--interval",
@@ -204,7 +205,7 @@ def register(app: typer.Typer) -> None:
         )
         try:
             if once:
-                run_embedded(unit_of_work(), every, stop, max_cycles=1)
+                run_embedded(unit_of_work(), every, stop, clock=command_clock(ctx), max_cycles=1)
             else:
                 # Recomputes and notice delivery on threads of their own (a slow receiver
                 # never holds up recomputes); this thread waits for Ctrl-C or SIGTERM.

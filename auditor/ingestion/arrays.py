@@ -10,8 +10,9 @@ not a repeated presentation; how many were dropped is returned beside the arrays
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowErr
 from auditor.ingestion.readers import LabelFileReader, ReadOptions
 
 BATCH_SIZE = 50_000
+_Key = TypeVar("_Key", bound=Hashable)
 
 
 def read_label_arrays(
@@ -113,9 +115,9 @@ def read_with_dropped(
         [np.concatenate(column) for column in zip(*parts, strict=True)] if parts else [empty] * 7
     )
     if len(row):
-        keep = _identity_duplicates(row, item, rater, session, order, timed.astype(bool), label)
-        dropped += int((~keep).sum())
-        row, item, rater, label, order = (a[keep] for a in (row, item, rater, label, order))
+        unique = _identity_duplicates(row, item, rater, session, order, timed.astype(bool), label)
+        dropped += int((~unique).sum())
+        row, item, rater, label, order = (a[unique] for a in (row, item, rater, label, order))
     names = list(categories) if categories is not None else sorted(labels)
     category = _categories(names, labels, label, row)
     arrays = LabelArrays(
@@ -134,7 +136,7 @@ def read_with_dropped(
     return arrays, dropped
 
 
-def _indices(values: list[str], index: dict[str, int]) -> np.ndarray:
+def _indices(values: Sequence[_Key], index: dict[_Key, int]) -> np.ndarray:
     """Dense indices of ``values``, new ids numbered in order of first sight."""
     return np.asarray([index.setdefault(value, len(index)) for value in values], dtype=np.int64)
 

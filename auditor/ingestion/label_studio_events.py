@@ -86,8 +86,8 @@ def _task(payload: Mapping[str, Any], annotation: Mapping[str, Any]) -> Mapping[
     task_id = annotation.get("task")
     if isinstance(task_id, Mapping):
         return task_id
-    candidates = payload.get("tasks") if isinstance(payload.get("tasks"), list) else []
-    candidates = [payload.get("task"), *candidates]
+    tasks = payload.get("tasks")
+    candidates = [payload.get("task"), *(tasks if isinstance(tasks, list) else [])]
     for task in candidates:
         if isinstance(task, Mapping) and (task_id is None or task.get("id") == task_id):
             return task

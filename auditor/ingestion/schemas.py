@@ -7,7 +7,6 @@ where labels are judged.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -26,25 +25,6 @@ SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 CATEGORY_NAME_MAX = 100
 PROJECT_NAME_MAX = 200
 _DEFAULTS = ProjectSettings()
-
-Identifier = str | int
-
-
-class LabelIn(BaseModel):
-    """One label in a request; ``as_record()`` feeds ``RawBatch.from_records``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    item: Identifier
-    rater: Identifier
-    label: Identifier
-    session: Identifier | None = None
-    labeled_at: datetime | None = Field(default=None, description="ISO 8601; no zone = UTC")
-    rater_kind: str | None = Field(default=None, description="'human' (default) or 'model'")
-    key: Identifier | None = Field(default=None, description="client key for idempotency")
-
-    def as_record(self) -> dict[str, object]:
-        return self.model_dump(exclude_none=True)
 
 
 def check_category_name(name: str) -> str:

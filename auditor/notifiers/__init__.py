@@ -23,7 +23,8 @@ from auditor.notifiers.webhook import WebhookChannel, WebhookTimeouts
 
 
 class Channel(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...  # read-only: the channels are frozen dataclasses
 
     def send(self, notification: Notification) -> SendResult: ...
 

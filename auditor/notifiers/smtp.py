@@ -89,8 +89,8 @@ class EmailChannel:
             addresses = check_host(self.host, self.port, self.allowed, self.resolver)
         except Unresolvable as error:
             return SendResult.retryable(str(error))
-        except TargetRefused as refused:
-            return SendResult.permanent(str(refused))
+        except TargetRefused as error:
+            return SendResult.permanent(str(error))
         try:
             with _PinnedSMTP(addresses[0], self.timeout) as client:
                 client.connect(self.host, self.port)

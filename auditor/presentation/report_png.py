@@ -27,13 +27,14 @@ def _history_png(history: MetricHistory, path: Path) -> None:
         color = scope_color(index)
         times = [p.as_of for p in series.points]
         values = np.array([np.nan if p.value is None else p.value for p in series.points])
-        low = np.array([np.nan if p.ci_low is None else p.ci_low for p in series.points])
-        high = np.array([np.nan if p.ci_high is None else p.ci_high for p in series.points])
+        lows = np.array([np.nan if p.ci_low is None else p.ci_low for p in series.points])
+        highs = np.array([np.nan if p.ci_high is None else p.ci_high for p in series.points])
         label = f"{scope_title(series.scope)} ({len(series.points)} snapshots)"
         # NaN (undefined) breaks the line, as the gap does in the SVG charts.
-        axes.plot(times, values, marker="o", markersize=3, color=color, label=label,
+        # matplotlib plots datetimes through its date converter; its stubs list numbers only
+        axes.plot(times, values, marker="o", markersize=3, color=color, label=label,  # type: ignore[arg-type]
                   linestyle="-" if index == 0 else "--")  # fmt: skip
-        axes.fill_between(times, low, high, color=color, alpha=0.15, linewidth=0)
+        axes.fill_between(times, lows, highs, color=color, alpha=0.15, linewidth=0)  # type: ignore[arg-type]
     drawn = [v for s in history.series for p in s.points if p.value is not None
              for v in (p.value, p.ci_low, p.ci_high) if v is not None]  # fmt: skip
     references = [value for value, _ in THRESHOLDS] if has_thresholds(history.metric) else []

@@ -1,4 +1,4 @@
-"""auditor.stats: the measures of MEASURES.md in pure NumPy.
+"""auditor.stats: the measures of docs/measures.md in pure NumPy.
 
 Public entry points: ``compute_measures`` (labels + settings -> ``MeasureSet``), the result
 types, ``auditor.stats.export.measure_set_to_dict`` (the public JSON shape) and

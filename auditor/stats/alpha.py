@@ -1,4 +1,5 @@
-"""Krippendorff's alpha for nominal data with missing values (MEASURES.md section 5).
+"""Krippendorff's alpha for nominal data with missing values (docs/measures.md, "Project
+measures").
 
 Reference: Krippendorff (2004/2011), "Computing Krippendorff's alpha-reliability". With the
 coincidence matrix o_cc' = sum_u (c_uc c_uc' - [c = c'] c_uc) / (m_u - 1) over units with

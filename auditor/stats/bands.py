@@ -1,4 +1,4 @@
-"""Interpretation bands (MEASURES.md section 12).
+"""Interpretation bands (docs/measures.md, "Interpretation bands").
 
 Landis and Koch (1977) for the kappa family; Krippendorff (2004) for alpha and rho, whose
 acceptance advice (0.667 / 0.800) is about reliability of data rather than a verbal scale.

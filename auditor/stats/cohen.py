@@ -1,4 +1,5 @@
-"""Cohen's kappa for every pair of group raters on the items both labeled (MEASURES.md 4).
+"""Cohen's kappa for every pair of group raters on the items both labeled (docs/measures.md,
+"Project measures").
 
 Reference: Cohen (1960). All pairs at once: one ``bincount`` over the within-item label pairs
 gives the K x K confusion table of every rater pair.
@@ -99,7 +100,7 @@ def _kappas(tally: np.ndarray, n_raters: int, k: int) -> PairwiseCohen:
 def _from_cells(cells: np.ndarray, cell_counts: np.ndarray, n_raters: int, k: int) -> PairwiseCohen:
     """Kappas from the nonzero confusion cells, coded ((a * R + b) * K + c_a) * K + c_b."""
     pair_code, pair_index = np.unique(cells // (k * k), return_inverse=True)
-    confusion = np.zeros((pair_code.shape[0], k * k))
+    confusion: np.ndarray = np.zeros((pair_code.shape[0], k * k))
     confusion[pair_index, cells % (k * k)] = cell_counts
     confusion = confusion.reshape(-1, k, k)
     return PairwiseCohen(
@@ -184,4 +185,5 @@ def _column_quantile(ordered: np.ndarray, count: np.ndarray, q: float) -> np.nda
     above = np.minimum(below + 1, count - 1)
     columns = np.arange(ordered.shape[1])
     low, high = ordered[below, columns], ordered[above, columns]
-    return low + (high - low) * (position - below)
+    result: np.ndarray = low + (high - low) * (position - below)
+    return result

@@ -168,7 +168,8 @@ def _best_left(counts: np.ndarray) -> np.ndarray:
         best_category[:, None] == np.arange(k)[None, :], second[:, None], best[:, None]
     ).astype(float)
     np.maximum(left, (counts - 1) * (counts - 2), out=left)
-    return left
+    result: np.ndarray = left
+    return result
 
 
 def leave_one_out_s_intervals(

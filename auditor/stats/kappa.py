@@ -1,8 +1,9 @@
-"""Observed agreement, Fleiss' kappa and kappa_S (MEASURES.md sections 1-3).
+"""Observed agreement, Fleiss' kappa and kappa_S (docs/measures.md, "Project measures").
 
 References: Fleiss (1971) "Measuring nominal scale agreement among many raters"; Shah (2011)
 "Generalized Agreement Statistics over Fixed Group of Experts", Eq. 1-5, with the missing-data
-generalisation of MEASURES.md (chance agreement averaged over the pairs present on each item).
+generalisation of docs/measures.md, "Project measures" (chance agreement averaged over the
+pairs present on each item).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from auditor.stats.totals import ItemTotals, mean_of, safe_ratio
 def observed_per_item(counts: np.ndarray, m: np.ndarray) -> np.ndarray:
     """Ao_u = sum_c c_uc (c_uc - 1) / (m_u (m_u - 1)); counts (N, K), m (N,) -> (N,)."""
     agreeing = (counts * (counts - 1)).sum(axis=1)
-    return agreeing / (m * (m - 1))
+    result: np.ndarray = agreeing / (m * (m - 1))
+    return result
 
 
 def observed_agreement(table: GroupTable) -> ItemTotals:
@@ -57,12 +59,14 @@ def chance_by_category(table: GroupTable, bias: np.ndarray) -> np.ndarray:
     The mean over ordered pairs of distinct raters on u of v_pc v_qc; shape (N, K).
     """
     summed, squares = rater_sums(table, bias)
-    return (summed**2 - squares) / (table.m * (table.m - 1))[:, None]
+    result: np.ndarray = (summed**2 - squares) / (table.m * (table.m - 1))[:, None]
+    return result
 
 
 def chance_per_item(table: GroupTable, bias: np.ndarray) -> np.ndarray:
     """Ae_u = sum_c Ae_u(c), shape (N,)."""
-    return chance_by_category(table, bias).sum(axis=1)
+    result: np.ndarray = chance_by_category(table, bias).sum(axis=1)
+    return result
 
 
 def kappa_from(ao: np.ndarray, ae: np.ndarray) -> np.ndarray:

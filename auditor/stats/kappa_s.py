@@ -45,8 +45,9 @@ DENSE_CHUNK_CELLS = 1 << 21
 
 
 def _dense(table: GroupTable) -> bool:
-    n_raters = table.rater_counts.shape[0]
-    return table.n_pairable * n_raters <= DENSE_OCCUPANCY * table.label_item.shape[0]
+    n_raters: int = table.rater_counts.shape[0]
+    n_labels: int = table.label_item.shape[0]
+    return table.n_pairable * n_raters <= DENSE_OCCUPANCY * n_labels
 
 
 def _item_chunks(table: GroupTable, cells_per_item: int) -> list[tuple[int, int, int, int]]:
@@ -85,7 +86,9 @@ def _pair_weights(table: GroupTable) -> np.ndarray:
     return square + square.T
 
 
-def _pair_term(table: GroupTable, delta: np.ndarray, pair_w: np.ndarray, code: np.ndarray):
+def _pair_term(
+    table: GroupTable, delta: np.ndarray, pair_w: np.ndarray, code: np.ndarray
+) -> np.ndarray:
     """Per item, sum over ordered pairs p != q of its raters of W_pq delta_p . delta_q, (N,).
 
     delta : (R * K, K), the change of v_p for a label of rater p with category c (row p K + c);

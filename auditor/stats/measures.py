@@ -1,4 +1,5 @@
-"""``compute_measures``: every measure of MEASURES.md for one set of labels, with intervals."""
+"""``compute_measures``: every measure of docs/measures.md ("Project measures") for one set of
+labels, with intervals."""
 
 from __future__ import annotations
 
@@ -159,7 +160,6 @@ def _group_estimators(
                     out[name], term, slopes[name], table, model, seed + 1 + offset
                 )
     return out, reasons
-    return out, reasons
 
 
 # rho's co-agreement table (K, R, R) above this many cells is not built: no rho interval
@@ -239,7 +239,8 @@ def _split_resampling(
 
     def evaluate(sa: np.ndarray, shares: np.ndarray) -> np.ndarray:
         del shares
-        return sa @ slope
+        result: np.ndarray = sa @ slope
+        return result
 
     rng = np.random.default_rng([seed, 2])
     return dataclasses.replace(
@@ -290,7 +291,8 @@ def _intervals(
 
 
 def _prevalence(labels: LabelArrays, table: GroupTable) -> np.ndarray:
-    """P: category shares of the group's collapsed labels on pairable items (MEASURES.md 8).
+    """P: category shares of the group's collapsed labels on pairable items
+    (docs/measures.md, "Choices made where the sources are silent").
 
     Without a pairable item (one rater, or raters who never share an item) every look of the
     human raters stands in, so self-kappa stays defined for a lone rater; every look, not only
@@ -300,13 +302,15 @@ def _prevalence(labels: LabelArrays, table: GroupTable) -> np.ndarray:
     if shares.sum() == 0:
         human = ~labels.rater_is_model[labels.rater]
         shares = np.bincount(labels.category[human], minlength=labels.n_categories).astype(float)
-    return shares / max(shares.sum(), 1.0)
+    result: np.ndarray = shares / max(shares.sum(), 1.0)
+    return result
 
 
 def compute_measures(
     labels: LabelArrays, settings: ProjectSettings, *, seed: int | None = None
 ) -> MeasureSet:
-    """Every measure of MEASURES.md for ``labels``, with intervals chosen by ``settings``.
+    """Every measure of docs/measures.md ("Project measures") for ``labels``, with intervals
+    chosen by ``settings``.
 
     Parameters
     ----------

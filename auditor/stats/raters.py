@@ -1,9 +1,10 @@
 """Per-rater results: self-agreement, self-kappa, reliability, random choice and S vs the group.
 
-The per-rater intervals run over the rater's repeated items (MEASURES.md section 8): SA_p is a
-mean of SA_pu, so its interval is that of a mean (``intervals.grouped_means``); self_kappa,
-Y_p and x_p are monotone functions of SA_p with the chance s held fixed (s comes from every
-pairable item, far more data than a rater's repeats), so their bounds are the images of SA_p's.
+The per-rater intervals run over the rater's repeated items (docs/measures.md, "Choices made
+where the sources are silent", "Per-rater intervals"): SA_p is a mean of SA_pu, so its interval
+is that of a mean (``intervals.grouped_means``); self_kappa, Y_p and x_p are monotone
+functions of SA_p with the chance s held fixed (s comes from every pairable item, far more data
+than a rater's repeats), so their bounds are the images of SA_p's.
 In ``max_entropy`` mode x_p is itself a mean over repeated items and gets its own interval.
 """
 
@@ -193,7 +194,7 @@ def rater_results(
             if reason is None and key != "sa":
                 reason = fit.reason
             per[key] = make_measure(
-                float(values[p]), k, reason, scale, _interval(bounds, key, p, k), settings
+                float(values[p]), k, reason, scale, _interval(bounds, key, int(p), k), settings
             )
         s_reason = None if s_n[p] else "no item shared with two other raters"
         s_interval: intervals.Interval | None = None

@@ -47,7 +47,8 @@ def sqrt_reliability(means: np.ndarray, shares: np.ndarray) -> np.ndarray:
     """Y = sqrt(clip((SA - s) / (1 - s), 0, 1)), s = sum_c P(c)^2 per row (the moments model)."""
     s = (shares**2).sum(axis=1, keepdims=True)
     kappa = (means - s) / np.maximum(1.0 - s, 1e-300)
-    return np.sqrt(np.clip(kappa, 0.0, 1.0))
+    result: np.ndarray = np.sqrt(np.clip(kappa, 0.0, 1.0))
+    return result
 
 
 def one_minus(means: np.ndarray, shares: np.ndarray) -> np.ndarray:
@@ -95,7 +96,8 @@ class Repeats:
     def full_means(self) -> np.ndarray:
         """Mean cell value per rater (R,), NaN without repeats."""
         total, k = self.sums()
-        return np.divide(total, k, out=np.full(k.shape, np.nan), where=k > 0)
+        result: np.ndarray = np.divide(total, k, out=np.full(k.shape, np.nan), where=k > 0)
+        return result
 
     def means(self) -> np.ndarray:
         return self.full_means
@@ -107,7 +109,8 @@ class Repeats:
 
     def shares(self) -> np.ndarray:
         total = self.counts.sum(axis=0).astype(float)
-        return total / max(total.sum(), 1.0)
+        result: np.ndarray = total / max(total.sum(), 1.0)
+        return result
 
     def theta(self, means: np.ndarray, shares: np.ndarray) -> np.ndarray:
         """Parameters (b, R) from mean cell values (b, R; NaN: keep the full-sample mean)."""
@@ -209,12 +212,13 @@ def leave_one_out(
     counted[:n_items] = used
     total_s, n_used = float(own.sum()), float(counted.sum())
     remaining = n_used - counted
-    return np.divide(
+    result: np.ndarray = np.divide(
         total_s - own + change,
         remaining,
         out=np.full(repeats.n_units, np.nan),
         where=remaining > 0,
     )
+    return result
 
 
 def replicates(
@@ -261,4 +265,5 @@ def replicates(
     full_shares = repeats.shares()[None, :]
     base = float(evaluate(repeats.theta(repeats.means()[None, :], full_shares), full_shares)[0])
     change = _evaluate_rows(evaluate, repeats.theta(means, shares), shares, repeats.rows) - base
-    return np.divide(own + change, n_used, out=np.full(b, np.nan), where=n_used > 0)
+    result: np.ndarray = np.divide(own + change, n_used, out=np.full(b, np.nan), where=n_used > 0)
+    return result

@@ -1,4 +1,4 @@
-"""rho: inter-rater agreement weighted by each rater's reliability (MEASURES.md section 9, v2).
+"""rho: inter-rater agreement weighted by each rater's reliability (docs/measures.md, "Version 2").
 
 Reference: Cabitza et al., the self-agreement and rho paper (seeds), Eq. 2-5. For raters i, j
 who gave an item the same category c, GAE(i, j, c) is the chance that both answered genuinely:
@@ -60,9 +60,10 @@ def _pair_sum(item_category: np.ndarray, size: int, factor: np.ndarray) -> np.nd
 def exact_effect(product: np.ndarray, share: np.ndarray) -> np.ndarray:
     """GAE = t / (t + P (1 - t)) for t = Y_i Y_j; 0 where t = 0 (neither answered genuinely)."""
     denominator = product + share * (1.0 - product)
-    return np.divide(
+    result: np.ndarray = np.divide(
         product, denominator, out=np.zeros(np.broadcast(product, share).shape), where=product > 0
     )
+    return result
 
 
 def _exact_masks(
@@ -84,11 +85,12 @@ def _exact_masks(
     # bit weights are exact in float64 (R <= 14 bits)
     mask = np.bincount(code, weights=np.left_shift(1, rater).astype(float), minlength=n_items * k)
     category = np.tile(np.arange(k, dtype=np.int64), n_items)
-    return (
+    result: np.ndarray = (
         table.ravel()[category * masks.shape[0] + mask.astype(np.int64)]
         .reshape(n_items, k)
         .sum(axis=1)
     )
+    return result
 
 
 def _exact_dense(
@@ -234,12 +236,12 @@ def co_agreement(table: GroupTable, rated: np.ndarray, unrated: RhoUnrated, k: i
         return out
     starts = np.cumsum(m) - m
     flat = np.zeros(k * n_raters * n_raters)
-    for i, j in within_item_pairs(item, starts, m):  # chunks of pairs, not a loop per item
-        same = given[i] == given[j]
-        i, j = i[same], j[same]
+    for first, second in within_item_pairs(item, starts, m):  # chunks of pairs, not per item
+        same = given[first] == given[second]
+        first, second = first[same], second[same]
         flat += np.bincount(
-            (given[i] * n_raters + rater[i]) * n_raters + rater[j],
-            weights=weight[item[i]],
+            (given[first] * n_raters + rater[first]) * n_raters + rater[second],
+            weights=weight[item[first]],
             minlength=flat.shape[0],
         )
     out = flat.reshape(k, n_raters, n_raters)
@@ -259,4 +261,5 @@ def evaluate(pairs: np.ndarray, y: np.ndarray, shares: np.ndarray, mode: RhoMode
     denominator = genuine + shares[:, None, :] * (1.0 - genuine)
     g = np.divide(genuine, denominator, out=np.zeros(genuine.shape), where=genuine > 0)
     per_category = np.ascontiguousarray(g.transpose(2, 0, 1))  # (K, b, R)
-    return 0.5 * (per_category * (per_category @ pairs)).sum(axis=(0, 2))
+    result: np.ndarray = 0.5 * (per_category * (per_category @ pairs)).sum(axis=(0, 2))
+    return result

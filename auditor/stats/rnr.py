@@ -1,6 +1,6 @@
 """Expected agreement of independent classifiers and its repeatability / rater-effect split.
 
-Reference: Bashkansky and Marmor (ENBIS 2025 slides, seeds); MEASURES.md section 10, version 2.
+Reference: Bashkansky and Marmor (ENBIS 2025 slides, seeds); docs/measures.md, "Version 2".
 Written with two agreement rates, for an item with L raters and K categories,
 
     a = mean_l sum_c P_l(c)^2              (within: two looks of one rater agree)

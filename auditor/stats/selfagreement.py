@@ -1,4 +1,4 @@
-"""Self-agreement and the rater model (MEASURES.md section 8, version 2).
+"""Self-agreement and the rater model (docs/measures.md, "Version 2").
 
 Reference: Cabitza et al., the self-agreement and rho paper (seeds). For a rater p and an item u
 it saw m >= 2 times, n_puc of those looks giving c,
@@ -62,7 +62,8 @@ def _bisect(d: np.ndarray, p: np.ndarray, upper: np.ndarray) -> np.ndarray:
             rising = slope > 0
             low = np.where(rising, middle, low)
             high = np.where(rising, high, middle)
-    return 0.5 * (low + high)
+    result: np.ndarray = 0.5 * (low + high)
+    return result
 
 
 def split_entropy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -70,14 +71,16 @@ def split_entropy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     parts = np.column_stack([x, y])
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(parts > 0, -parts * np.log(parts), 0.0)
-    return terms.sum(axis=1)
+    result: np.ndarray = terms.sum(axis=1)
+    return result
 
 
 def pairs_agreeing(counts: np.ndarray) -> np.ndarray:
     """SA_pu per repeated cell: the share of agreeing pairs of looks; counts (G, K) -> (G,)."""
     looks = counts.sum(axis=1).astype(float)
     agreeing = (counts * (counts - 1)).sum(axis=1).astype(float)
-    return agreeing / np.maximum(looks * (looks - 1), 1.0)
+    result: np.ndarray = agreeing / np.maximum(looks * (looks - 1), 1.0)
+    return result
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,8 @@ class RaterFit:
 
 def kappa_to_reliability(self_kappa: np.ndarray) -> np.ndarray:
     """Y = sqrt(clip(self_kappa, 0, 1)): two looks agree with chance s + (1 - s) Y^2."""
-    return np.sqrt(np.clip(self_kappa, 0.0, 1.0))
+    result: np.ndarray = np.sqrt(np.clip(self_kappa, 0.0, 1.0))
+    return result
 
 
 def fit(model: SelfAgreement, prevalence: np.ndarray, mode: RaterModel) -> RaterFit:

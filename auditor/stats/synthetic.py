@@ -1,7 +1,7 @@
 """Seeded synthetic projects for benchmarks, demos and tests.
 
 Each item has a true category drawn from ``prevalence``. A rater follows the rater model of
-MEASURES.md section 8: with probability ``reliability`` (Y = 1 - x) it reports the
+docs/measures.md, "Version 2": with probability ``reliability`` (Y = 1 - x) it reports the
 true category (a peaked choice), otherwise it picks at random by ``prevalence`` (x). Some
 (item, rater) slots are missing; some are presented again (a repeated presentation, labeled
 independently by the same process, later in time). A rater's reliability can change at a

@@ -1,6 +1,6 @@
 """Reshaping long label arrays into what the measures read; no statistic is computed here.
 
-Three views of one project (MEASURES.md, "Notation"):
+Three views of one project (docs/measures.md, "What the measures see"):
 
 * ``Cells``: one label per (item, rater) chosen by the collapse policy, plus the category
   counts of every cell labeled more than once (repeated presentations).
@@ -120,7 +120,8 @@ def _choose(
 
 
 def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST) -> Cells:
-    """Group labels by (item, rater) and keep one per cell by ``policy`` (MEASURES.md).
+    """Group labels by (item, rater) and keep one per cell by ``policy``
+    (docs/measures.md, "What the measures see").
 
     ``first`` takes the earliest ``order`` (ties: the earlier row, i.e. the lower label id),
     ``latest`` the latest (ties: the later row), ``mode`` the most frequent category with ties
@@ -210,17 +211,20 @@ class GroupTable:
     @property
     def n_per_rater(self) -> np.ndarray:
         """n_p, shape (R,): pairable items rated by each rater."""
-        return self.rater_counts.sum(axis=1)
+        result: np.ndarray = self.rater_counts.sum(axis=1)
+        return result
 
     def rater_bias(self) -> np.ndarray:
         """v_pc = a_pc / n_p, shape (R, K); zero rows for raters without pairable items."""
         n_p = self.n_per_rater
-        return self.rater_counts / np.maximum(n_p, 1)[:, None]
+        result: np.ndarray = self.rater_counts / np.maximum(n_p, 1)[:, None]
+        return result
 
     @cached_property
     def label_code(self) -> np.ndarray:
         """item * K + category of each label, shape (L,): the flat index into (N, K) tables."""
-        return self.label_item * self.counts.shape[1] + self.label_category
+        result: np.ndarray = self.label_item * self.counts.shape[1] + self.label_category
+        return result
 
     @cached_property
     def presence(self) -> np.ndarray | None:
@@ -241,7 +245,8 @@ class GroupTable:
     def sum_over_raters(self, per_rater: np.ndarray) -> np.ndarray:
         """For each item, the sum over its raters of ``per_rater`` (R, F) -> (N, F)."""
         if self.presence is not None:
-            return self.presence @ per_rater
+            result: np.ndarray = self.presence @ per_rater
+            return result
         out = np.empty((self.n_pairable, per_rater.shape[1]))
         for f in range(per_rater.shape[1]):  # bounded by the number of columns
             out[:, f] = np.bincount(
@@ -253,7 +258,8 @@ class GroupTable:
         """For each rater, the sum over its items of ``per_item`` (N, F) -> (R, F)."""
         n_raters = self.rater_counts.shape[0]
         if self.presence is not None:
-            return self.presence.T @ per_item
+            result: np.ndarray = self.presence.T @ per_item
+            return result
         out = np.empty((n_raters, per_item.shape[1]))
         for f in range(per_item.shape[1]):  # bounded by the number of columns
             out[:, f] = np.bincount(

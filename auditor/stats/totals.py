@@ -23,7 +23,7 @@ TotalsFunction = Callable[[np.ndarray], np.ndarray]
 EPS = 1e-12
 
 
-def safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+def safe_ratio(numerator: np.ndarray, denominator: np.ndarray | float) -> np.ndarray:
     """numerator / denominator, NaN where |denominator| <= EPS (shapes broadcast)."""
     numerator, denominator = np.broadcast_arrays(
         np.asarray(numerator, dtype=float), np.asarray(denominator, dtype=float)

@@ -30,7 +30,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from auditor.storage.db import Base, BigId, UtcMicros
 
-ROLES = ("ingest", "read", "admin")
 KEY_PREFIX_MAX = 16
 KEY_NAME_MAX = 200
 IDEMPOTENCY_KEY_MAX = 200

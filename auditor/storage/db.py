@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
-from sqlalchemy import BigInteger, Integer, MetaData, create_engine, event
+from sqlalchemy import BigInteger, Integer, MetaData, Table, create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.orm import DeclarativeBase
@@ -47,6 +47,8 @@ BigId = BigInteger().with_variant(Integer, "sqlite")
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    # Every model here is mapped to a Table; SQLAlchemy declares the wider FromClause.
+    __table__: ClassVar[Table]
 
 
 def to_micros(moment: datetime) -> int:

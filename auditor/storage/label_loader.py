@@ -32,11 +32,12 @@ it one snapshot from its first read).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from sqlalchemy import select, text
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Engine, Row
 
 from auditor.domain import LabelArrays, RaterKind
 from auditor.storage.models import Category, Rater
@@ -123,7 +124,9 @@ def fetch_columns_rows(connection: Connection, project_id: int) -> dict[str, np.
     peer, and a fallback): one Python tuple per label."""
     marker = "?" if connection.dialect.paramstyle == "qmark" else "%s"
     query = f"SELECT {', '.join(_COLUMNS)} FROM labels WHERE project_id = {marker}"
-    cursor = connection.connection.dbapi_connection.cursor()  # plain tuples, no Row objects
+    raw = connection.connection.dbapi_connection
+    assert raw is not None, "an open Connection has its DB-API connection"
+    cursor = raw.cursor()  # plain tuples, no Row objects
     try:
         cursor.execute(query, (int(project_id),))
         rows = cursor.fetchall()
@@ -198,8 +201,8 @@ def load_project_labels(engine: Engine, project_id: int, *, method: str = "auto"
 
 def assemble(
     columns: dict[str, np.ndarray],
-    category_rows: list,
-    rater_rows: list,
+    category_rows: Sequence[Row[int, int, str]],
+    rater_rows: Sequence[Row[int, str, str]],
 ) -> LoadedLabels:
     """Turn raw id columns into ``LabelArrays`` (vectorised).
 

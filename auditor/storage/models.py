@@ -12,6 +12,7 @@ Timestamps are ``UtcMicros`` (BIGINT microseconds since the epoch; see ``db.py``
 from __future__ import annotations
 
 from datetime import datetime
+from enum import Enum
 from typing import Any
 
 from sqlalchemy import (
@@ -54,7 +55,7 @@ _DEFAULTS = ProjectSettings()
 _REPEATS = RepeatSettings()
 
 
-def _one_of(column: str, enum: type) -> str:
+def _one_of(column: str, enum: type[Enum]) -> str:
     values = ", ".join(f"'{member.value}'" for member in enum)
     return f"{column} IN ({values})"
 

@@ -48,7 +48,8 @@ _FULFIL = text(
 )
 
 # Per rater: items labeled, items labeled at least twice, and SA (the mean share of agreeing
-# pairs of looks over the repeated items; MEASURES.md section 8), aggregated in the database.
+# pairs of looks over the repeated items; docs/measures.md, "Version 2"), aggregated in the
+# database.
 _SELF_AGREEMENT = text(
     """
     WITH cells AS (

@@ -16,6 +16,7 @@ from typing import Any, ParamSpec, TypeVar
 import psycopg
 from sqlalchemy import (
     BigInteger,
+    ColumnElement,
     String,
     Table,
     any_,
@@ -36,10 +37,10 @@ from auditor.storage.models import Category, Item, Label, Project, Rater, Sessio
 
 CHUNK = 500  # ids per IN (...) list: well under SQLite's bound-parameter limit
 
-_items: Table = Item.__table__  # type: ignore[assignment]
-_raters: Table = Rater.__table__  # type: ignore[assignment]
-_sessions: Table = Session.__table__  # type: ignore[assignment]
-_labels: Table = Label.__table__  # type: ignore[assignment]
+_items: Table = Item.__table__
+_raters: Table = Rater.__table__
+_sessions: Table = Session.__table__
+_labels: Table = Label.__table__
 
 LABEL_COLUMNS = (
     "project_id",
@@ -307,7 +308,9 @@ class LabelStore:
         labeled_at in microseconds)."""
         wanted = sorted(set(keys))
         found: dict[str, tuple[Any, ...]] = {}
-        columns = [_labels.c[name] for name in ("item_id", "rater_id", "category_id")]
+        columns: list[ColumnElement[Any]] = [
+            _labels.c[name] for name in ("item_id", "rater_id", "category_id")
+        ]
         columns += [_labels.c.session_id, type_coerce(_labels.c.labeled_at, BigInteger)]
         for condition in self._matching(_labels.c.client_key, wanted):
             statement = select(_labels.c.client_key, *columns).where(

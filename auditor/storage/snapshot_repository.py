@@ -36,23 +36,6 @@ except ImportError:  # pragma: no cover - the drivers are runtime dependencies
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (OperationalError, AdbcOperationalError)
 
 
-@contextmanager
-def transaction(engine: Engine, *, write: bool = False) -> Iterator[Connection]:
-    """One transaction on ``engine``: committed when the block ends, rolled back on error.
-
-    Writes on SQLite begin IMMEDIATE (take the write lock up front and wait for it) instead
-    of failing later when a read upgrades to a write.
-    """
-    connection = engine.connect()
-    if write:
-        connection = connection.execution_options(sqlite_begin="IMMEDIATE")
-    try:
-        with connection.begin():
-            yield connection
-    finally:
-        connection.close()
-
-
 def is_transient(error: BaseException) -> bool:
     if isinstance(error, TRANSIENT_ERRORS):
         return True

@@ -81,7 +81,9 @@ class PostgresStaging:
         self.identified = self.identified or any(
             at is not None and key is None for at, key in zip(times, keys, strict=True)
         )
-        cursor = self.connection.connection.driver_connection.cursor()
+        driver = self.connection.connection.driver_connection
+        assert driver is not None, "an open Connection has its driver connection"
+        cursor = driver.cursor()
         with cursor, cursor.copy("COPY import_staging FROM STDIN (FORMAT BINARY)") as copy:
             copy.set_types(STAGING_TYPES)
             for row in rows:

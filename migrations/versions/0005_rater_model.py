@@ -1,4 +1,4 @@
-"""The project setting ``rater_model`` (MEASURES.md section 8, version 2).
+"""The project setting ``rater_model`` (docs/measures.md, "Version 2").
 
 Existing projects get ``moments``, the new default; ``max_entropy`` reproduces the paper.
 

@@ -33,15 +33,32 @@ LABEL = (
     "received_at, client_key) VALUES ({values})"
 )
 
+# Each valid statement changes one row; the count query reads 1 once the change is stored.
 VALID = {
-    "label": LABEL.format(values="1, 1, 3, NULL, 1, 6, 6, NULL"),
-    "removing an item without labels": "DELETE FROM items WHERE id = 2",
-    "widening a session that has labels": "UPDATE sessions SET ended_at = 20 WHERE id = 1",
-    "taking a label out of its session": (
-        "UPDATE labels SET session_id = NULL, rater_id = 3 WHERE id = 1"
+    "label": (
+        LABEL.format(values="1, 1, 3, NULL, 1, 6, 6, NULL"),
+        "SELECT count(*) FROM labels WHERE rater_id = 3 AND labeled_at = 6",
     ),
-    "label in a session": LABEL.format(values="1, 1, 1, 1, 1, 6, 6, 'k2'"),
-    "another project's key space": LABEL.format(values="2, 2, 2, 2, 2, 6, 6, 'k'"),
+    "removing an item without labels": (
+        "DELETE FROM items WHERE id = 2",
+        "SELECT count(*) FROM items WHERE id = 1",  # only the other item is left
+    ),
+    "widening a session that has labels": (
+        "UPDATE sessions SET ended_at = 20 WHERE id = 1",
+        "SELECT count(*) FROM sessions WHERE id = 1 AND ended_at = 20",
+    ),
+    "taking a label out of its session": (
+        "UPDATE labels SET session_id = NULL, rater_id = 3 WHERE id = 1",
+        "SELECT count(*) FROM labels WHERE id = 1 AND session_id IS NULL AND rater_id = 3",
+    ),
+    "label in a session": (
+        LABEL.format(values="1, 1, 1, 1, 1, 6, 6, 'k2'"),
+        "SELECT count(*) FROM labels WHERE client_key = 'k2' AND session_id = 1",
+    ),
+    "another project's key space": (
+        LABEL.format(values="2, 2, 2, 2, 2, 6, 6, 'k'"),
+        "SELECT count(*) FROM labels WHERE client_key = 'k' AND project_id = 2",
+    ),
 }
 
 BROKEN = {
@@ -135,15 +152,19 @@ def seeded(engine: Engine) -> Engine:
     return seed(engine)
 
 
-def _run(connection: Connection, statement: str) -> None:
+def _run(connection: Connection, statement: str) -> int:
+    """Run ``statement`` in its own transaction; the rows it changed."""
     with connection.begin():
-        connection.execute(text(statement))
+        return connection.execute(text(statement)).rowcount
 
 
 @pytest.mark.parametrize("case", sorted(VALID))
 def test_valid_statement_is_accepted(seeded: Engine, case: str) -> None:
+    statement, stored = VALID[case]
     with seeded.connect() as connection:
-        _run(connection, VALID[case])
+        assert _run(connection, statement) == 1
+    with seeded.connect() as connection:  # committed: another connection sees the change
+        assert connection.execute(text(stored)).scalar_one() == 1
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from fastapi import APIRouter, Request, status
 
@@ -51,7 +52,7 @@ def project_out(view: service.ProjectView) -> ProjectOut:
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=ProjectCreated)
 def create_project(body: ProjectCreate, uow: WriteUow, _: Operator, ids: Ids) -> ProjectCreated:
     """Create a project and its first admin key (operator token only; the key is shown once)."""
-    fields = {"name": body.name} if body.name else {}
+    fields: dict[str, Any] = {"name": body.name} if body.name else {}
     view = service.create_project(uow, body.slug, body.categories, **fields)
     key, secret = create_key(uow, view.slug, "admin", "created with the project")
     out = project_out(view)

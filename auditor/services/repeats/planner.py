@@ -29,7 +29,7 @@ REQUEST_ID_MAX = 200
 
 
 def _self_agreement(item: np.ndarray, category: np.ndarray) -> tuple[float | None, int]:
-    """SA of one rater from her labels (MEASURES.md section 8) and her repeated items."""
+    """SA of one rater from her labels (docs/measures.md, "Version 2") and her repeated items."""
     if item.size == 0:
         return None, 0
     cells, counts = np.unique(np.column_stack([item, category]), axis=0, return_counts=True)

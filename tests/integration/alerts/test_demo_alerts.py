@@ -1,10 +1,11 @@
 """``auditor demo`` shows an alert firing on the degrading rater and resolving after she is
-retrained, delivered through the real outbox and sender, within the time budget."""
+retrained, delivered through the real outbox and sender. (Its run time, the README's
+"5-20 s", is measured by benchmarks/demo.py: a wall-clock bound here would fail on a loaded
+machine and says nothing about the behaviour.)"""
 
 from __future__ import annotations
 
 import re
-import time
 
 from typer.testing import CliRunner
 
@@ -14,14 +15,11 @@ NOTICE = re.compile(r"^  (\S+ \S+)  (FIRING|RESOLVED|REPEAT)\s+(\S+) \((\S+)\) (
 
 
 def test_demo_fires_on_the_degrading_rater_and_resolves(tmp_path):
-    started = time.perf_counter()
     result = CliRunner().invoke(
         app,
         ["demo", "--database", f"sqlite:///{tmp_path / 'd.db'}", "--ends-at", "2024-03-28T00:00Z"],
     )
-    elapsed = time.perf_counter() - started
     assert result.exit_code == 0, result.output
-    assert elapsed < 60
     notices = NOTICE.findall(result.stdout)
     rater_vs_group = [(when, kind, subject) for when, kind, metric, _, subject in notices
                       if metric == "s_vs_group"]  # fmt: skip

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -15,11 +14,13 @@ from auditor.cli import app
 from auditor.config import get_settings
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import create_project
+from auditor.snapshots.scopes import tick_start
 from auditor.storage import migrate
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 
 T0 = datetime.now(UTC) - timedelta(hours=1)
+MICROSECOND = timedelta(microseconds=1)
 
 
 def _rows(prefix: str, n: int = 12):
@@ -49,8 +50,8 @@ def db(tmp_path, monkeypatch):
     get_settings.cache_clear()
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(app, list(args))
+def invoke(*args: str, clock=None):
+    return CliRunner().invoke(app, list(args), obj=clock)
 
 
 def test_recompute_history_snapshot_and_run(db):
@@ -71,8 +72,13 @@ def test_recompute_history_snapshot_and_run(db):
     assert set(snap) >= {"measures", "raters", "models", "pairwise_cohen", "snapshot"}
 
     ingest_labels(db, "cli", _rows("j"))
-    time.sleep(1.05)  # the next recompute tick (the project's interval is 1 s)
-    ran = invoke("run", "--once", "--interval", "0.1")
+    # A scan in the first snapshot's tick writes nothing; one at the start of the next tick
+    # (the project's interval is 1 s) recomputes. The scans read a stepped clock, not the wall.
+    next_tick = tick_start(snap["snapshot"]["tick"] + 1, 1)
+    same = invoke("run", "--once", "--interval", "0.1", clock=lambda: next_tick - MICROSECOND)
+    assert same.exit_code == 0, same.output
+    assert json.loads(invoke("snapshot", "cli").stdout)["snapshot"] == snap["snapshot"]
+    ran = invoke("run", "--once", "--interval", "0.1", clock=lambda: next_tick)
     assert ran.exit_code == 0, ran.output
     rows = list(
         csv.DictReader(

@@ -64,7 +64,7 @@ def rater_model_project(
     repeat_share: float,
     seed: int,
 ) -> LabelArrays:
-    """A complete project drawn from the rater model of MEASURES.md section 8 with known x.
+    """A complete project drawn from the rater model (docs/measures.md, "Version 2") with known x.
 
     Each item has a genuine reading c* ~ P. Every rater labels every item; a share
     ``repeat_share`` of (item, rater) cells gets ``looks`` looks in all. Each look is, with

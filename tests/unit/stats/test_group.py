@@ -1,4 +1,5 @@
-"""S and kappa_VA against straightforward loop implementations of MEASURES.md 6-7."""
+"""S and kappa_VA against straightforward loop implementations of docs/measures.md ("Project
+measures" and "Choices made where the sources are silent")."""
 
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def test_model_s_and_human_leave_one_out_s(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_kappa_va_by_definition(seed: int) -> None:
-    """Vanbelle and Albert (2009) unweighted, as restated in MEASURES.md section 7."""
+    """Vanbelle and Albert (2009) unweighted, (docs/measures.md, "Project measures")."""
     mat, k = random_matrix(seed, missing=0.25)
     mat = np.column_stack([mat, np.random.default_rng(seed).integers(0, k, mat.shape[0])])
     model = mat.shape[1] - 1

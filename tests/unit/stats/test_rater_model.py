@@ -1,4 +1,4 @@
-"""The rater model against projects drawn from it with known x (MEASURES.md sections 8-9)."""
+"""The rater model against projects drawn from it with known x (docs/measures.md, "Version 2")."""
 
 from __future__ import annotations
 

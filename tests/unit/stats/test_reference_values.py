@@ -1,4 +1,4 @@
-"""Published reference values (MEASURES.md, "Public reference values for tests")."""
+"""Published reference values (docs/measures.md, "A discrepancy in Shah (2011)")."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def shah_hypo(name: str) -> np.ndarray:
 @pytest.mark.parametrize(
     ("name", "kappa_s", "kappa_f"),
     [
-        # Shah (2011), Section 5.1 and Fig. 1(a); values as listed in MEASURES.md
+        # Shah (2011), Section 5.1 and Fig. 1(a); values as docs/measures.md lists them
         ("hypo0", 0.0, -0.3333),
         ("hypo2", 0.0909, -0.1111),
         ("hypo3", 0.3333, 0.2381),

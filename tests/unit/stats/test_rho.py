@@ -1,4 +1,5 @@
-"""rho, self-agreement and the rater model against loops written from MEASURES.md 8-9 (v2)."""
+"""rho, self-agreement and the rater model against loops written from docs/measures.md,
+"Version 2"."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def reliability_by_loop(
 def rho_by_pairs(
     labels: LabelArrays, mode: RhoMode, unrated: RhoUnrated, model: RaterModel
 ) -> float | None:
-    """Eq. 5 pair by pair with GAE of MEASURES.md section 9."""
+    """Eq. 5 pair by pair with GAE of docs/measures.md, "Version 2"."""
     first, prevalence, y = reliability_by_loop(labels, model)
     if not y:
         return None
