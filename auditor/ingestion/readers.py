@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from auditor.ingestion.batch import FIELDS, REQUIRED_FIELDS, RawBatch
+from auditor.ingestion.arrow_csv import arrow_batches, prescan
+from auditor.ingestion.batch import FIELDS, REQUIRED_FIELDS, AnyBatch, RawBatch
 from auditor.ingestion.errors import FileFormatError, RowError
 from auditor.ingestion.label_studio import (
     LabelStudioFormatError,
@@ -111,6 +112,8 @@ class LabelFileReader:
         batch_size: int,
         file_format: str | None = None,
         options: ReadOptions | None = None,
+        *,
+        columnar: bool = True,
     ) -> None:
         self.path = path
         self.batch_size = batch_size
@@ -122,6 +125,7 @@ class LabelFileReader:
         self.delimiter: str | None = None
         self.skipped: Counter[str] = Counter()  # Label Studio: annotations skipped, by reason
         self.ignored_results: Counter[str] = Counter()  # Label Studio: other result types
+        self.columnar = columnar  # CSV through pyarrow (False: the Python reference reader)
 
     @property
     def position(self) -> int:
@@ -129,7 +133,7 @@ class LabelFileReader:
             return self.size
         return self._binary.tell()
 
-    def __iter__(self) -> Iterator[RawBatch]:
+    def __iter__(self) -> Iterator[AnyBatch]:
         with self.path.open("rb") as binary:
             self._binary = binary
             if self.format == "csv":
@@ -139,7 +143,7 @@ class LabelFileReader:
             else:
                 yield from self._jsonl_batches(binary)
 
-    def _csv_batches(self, binary: BinaryIO) -> Iterator[RawBatch]:
+    def _csv_batches(self, binary: BinaryIO) -> Iterator[AnyBatch]:
         first = binary.readline(MAX_LINE_BYTES)
         binary.seek(0)
         header_text = first.decode("utf-8-sig", errors="replace")
@@ -151,6 +155,18 @@ class LabelFileReader:
         self.ignored_columns = [
             c for c, name in zip(header or [], columns, strict=True) if not name
         ]
+        if self.columnar:
+            text.detach()  # let go of ``binary`` without closing it
+            scan = prescan(binary)
+            if scan is not None:
+                yield from arrow_batches(binary, columns, self.delimiter, self.batch_size, scan)
+                return
+            binary.seek(0)  # the Python reader reads this file (see arrow_csv)
+            text = io.TextIOWrapper(
+                binary, encoding="utf-8-sig", errors="surrogateescape", newline=""
+            )
+            reader = csv.reader(text, delimiter=self.delimiter)
+            next(reader, None)
         width = len(columns)
         records: list[list[str]] = []
         rows: list[int] = []
