@@ -19,6 +19,7 @@ from datetime import datetime
 
 from auditor.domain import RaterKind
 from auditor.ingestion.batch import AnyBatch, RawBatch, ValidBatch, validate_batch
+from auditor.ingestion.file_repeats import FileRepeats
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
 from auditor.services import Conflict, NotFound
 from auditor.services.ingest_staged import Staging, staged_columns, staged_errors
@@ -138,6 +139,7 @@ def import_batches(
     used: set[str] = set()
     unidentified = False
     digest = RowsDigest() if hash_rows else None
+    repeats = FileRepeats()
     with Staging(uow.engine) as staging:
         # Phase 1, no write lock: parse, validate and stage every row.
         for batch, checked in _validated(batches, names):
@@ -148,6 +150,7 @@ def import_batches(
                 staging.copy(staged_columns(checked, read_categories))
                 result.duplicates += len(checked.duplicate_rows)  # within the batch
                 used.update(_labels_used(checked))
+                repeats.update(checked)
                 unidentified = unidentified or _unidentified(checked)
                 if digest is not None:
                     digest.update(checked)
@@ -155,7 +158,8 @@ def import_batches(
                 on_batch(result)
         if result.rejected:
             return result
-        staging.judge_file()
+        if repeats.possible():
+            staging.judge_file()
         if digest is not None:
             content_hash = digest.hexdigest()
         # Phase 2, the write transaction, on the staging's connection.

@@ -76,7 +76,11 @@ class Staging:
         self.dialect = self.connection.dialect.name
         self.connection.execution_options(sqlite_begin="DEFERRED")
         with self.connection.begin():
-            columns = ", ".join(f"{name} {kind}" for name, kind in COLUMNS)
+            # SQLite: the line is the rowid, so rows come out in file order without a sort.
+            line = "INTEGER PRIMARY KEY" if self.dialect == "sqlite" else "BIGINT"
+            columns = ", ".join(
+                f"{name} {line if name == 'line' else kind}" for name, kind in COLUMNS
+            )
             self.connection.exec_driver_sql(f"CREATE TEMP TABLE import_staging ({columns})")
             self.connection.exec_driver_sql(
                 "CREATE TEMP TABLE import_repeat (line BIGINT, first_line BIGINT, "
@@ -121,7 +125,12 @@ class Staging:
         return self.connection.execution_options(sqlite_begin="IMMEDIATE")
 
     def _run(self, sql: str, **params: Any) -> Any:
-        return self.connection.execute(text(sql), params)
+        import os, time
+        t = time.perf_counter()
+        r = self.connection.execute(text(sql), params)
+        if os.environ.get("STAGING_DEBUG"):
+            print(f"{time.perf_counter() - t:6.3f} {sql[:70]}")
+        return r
 
     def judge_file(self) -> None:
         """Fill import_repeat with the rows repeating an earlier row of the file (before the

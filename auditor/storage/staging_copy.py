@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -25,7 +24,7 @@ COLUMNS = [
     ("rater_kind", "TEXT"),
     ("client_key", "TEXT"),
 ]
-_BINARY_TYPES = ["int8", "text", "text", "text", "int4", "int8", "text", "text"]
+_BINARY_TYPES = {"line": "int8", "category_id": "int4", "labeled_at": "int8"}
 
 
 @dataclass(frozen=True)
@@ -43,22 +42,30 @@ class StagedColumns:
     client_key: Sequence[str | None] | None
     identified: bool
 
-    def rows(self) -> Any:
-        columns = [getattr(self, name) for name, _ in COLUMNS]
-        return zip(*(repeat(None) if c is None else c for c in columns))  # noqa: B905
+    def present(self) -> list[str]:
+        """The columns given (binding absent ones row by row as NULL costs 2-3x)."""
+        return [name for name, _ in COLUMNS if getattr(self, name) is not None]
+
+    def rows(self, names: list[str]) -> Any:
+        return zip(*(getattr(self, name) for name in names), strict=True)
 
 
 def copy_rows(connection: Connection, columns: StagedColumns) -> None:
     """Append ``columns`` to the staging table inside the connection's transaction."""
+    names = columns.present()
+    listed = ", ".join(names)
     if connection.dialect.name == "postgresql":
         cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        with cursor, cursor.copy("COPY import_staging FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(_BINARY_TYPES)
-            for row in columns.rows():
+        statement = f"COPY import_staging ({listed}) FROM STDIN (FORMAT BINARY)"
+        with cursor, cursor.copy(statement) as copy:
+            copy.set_types([_BINARY_TYPES.get(name, "text") for name in names])
+            for row in columns.rows(names):
                 copy.write_row(row)
         return
     cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
     try:
-        cursor.executemany("INSERT INTO import_staging VALUES (?, ?, ?, ?, ?, ?, ?, ?)", columns.rows())
+        marks = ", ".join("?" * len(names))
+        statement = f"INSERT INTO import_staging ({listed}) VALUES ({marks})"
+        cursor.executemany(statement, columns.rows(names))
     finally:
         cursor.close()
