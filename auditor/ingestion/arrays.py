@@ -27,7 +27,7 @@ from auditor.ingestion.batch import (
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
 from auditor.ingestion.readers import LabelFileReader, ReadOptions
 
-BATCH_SIZE = 50_000
+BATCH_SIZE = 500_000  # rows a batch; pyarrow reads CSV blocks of about this size
 
 
 def read_label_arrays(

@@ -27,7 +27,7 @@ from auditor.ingestion.batch import FIELDS, RawBatch, ValidBatch
 from auditor.ingestion.errors import RowError
 
 PRESCAN_CHUNK = 16 << 20
-BLOCK_SIZE = 8 << 20
+BLOCK_SIZE = (1 << 20, 64 << 20)  # bytes pyarrow parses at once: least, most
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,10 @@ def arrow_batches(
     reader = pa_csv.open_csv(
         binary,
         read_options=pa_csv.ReadOptions(
-            use_threads=False, block_size=BLOCK_SIZE, skip_rows=1, column_names=names
+            use_threads=False,
+            block_size=min(max(batch_size * 48, BLOCK_SIZE[0]), BLOCK_SIZE[1]),
+            skip_rows=1,
+            column_names=names,
         ),
         parse_options=pa_csv.ParseOptions(delimiter=delimiter, invalid_row_handler=on_invalid),
         convert_options=pa_csv.ConvertOptions(

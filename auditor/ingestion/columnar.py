@@ -12,6 +12,7 @@ by mask and only they become ``RowError``s.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -65,6 +66,53 @@ def _plain_ids(dictionary: pa.Array) -> np.ndarray:
     ok = pc.and_(ok, pc.invert(pc.match_substring_regex(dictionary, r"[\x00-\x1f\x7f]")))
     ok = pc.and_(ok, pc.equal(pc.ascii_trim_whitespace(dictionary), dictionary))
     return ok.to_numpy(zero_copy_only=False)
+
+
+class CodedBatch(ValidBatch):
+    """A ``ValidBatch`` whose lists are made from the codes on first use: reading a file
+    into label arrays never needs them, an import does."""
+
+    def __init__(
+        self, lines: np.ndarray, coded: dict[str, Coded], times: list[int | None] | None
+    ) -> None:
+        self._lines = lines
+        self._coded = coded
+        self._lists: dict[str, list[Any]] = {}
+        self.labeled_at = times
+        self.rater_kind = self._list("rater_kind")  # read by every check: made now
+        self.key = self._list("key")
+
+    def _list(self, name: str) -> list[Any] | None:
+        if name not in self._coded:
+            return None
+        if name not in self._lists:
+            self._lists[name] = self._coded[name].as_list()
+        return self._lists[name]
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    @property  # type: ignore[override]
+    def rows(self) -> list[int]:
+        if "rows" not in self._lists:
+            self._lists["rows"] = self._lines.tolist()
+        return self._lists["rows"]
+
+    @property  # type: ignore[override]
+    def item(self) -> list[str]:
+        return self._list("item")  # type: ignore[return-value]
+
+    @property  # type: ignore[override]
+    def rater(self) -> list[str]:
+        return self._list("rater")  # type: ignore[return-value]
+
+    @property  # type: ignore[override]
+    def label(self) -> list[str]:
+        return self._list("label")  # type: ignore[return-value]
+
+    @property  # type: ignore[override]
+    def session(self) -> list[str | None] | None:
+        return self._list("session")
 
 
 def _coded(
@@ -165,21 +213,12 @@ def validate_columns(
         for name, check in checks.items()
         if name in present
     }
-    lists = {name: column.as_list() for name, column in coded.items()}
     times, micros = (
         _times(table.column("labeled_at"), lines, errors) if "labeled_at" in present else (None, None)
     )
-    batch = ValidBatch(
-        rows=lines.tolist(),
-        item=lists["item"],  # type: ignore[arg-type]
-        rater=lists["rater"],  # type: ignore[arg-type]
-        label=lists["label"],  # type: ignore[arg-type]
-        session=lists.get("session"),  # type: ignore[arg-type]
-        labeled_at=times,
-        rater_kind=lists.get("rater_kind"),  # type: ignore[arg-type]
-        key=lists.get("key"),  # type: ignore[arg-type]
-    )
+    batch = CodedBatch(lines, coded, times)
     batch.coded = {**coded, "lines": lines, "micros": micros}
+    batch.duplicate_rows = set()
     if not errors:
         check_rater_kinds(batch, errors)
         check_client_keys(batch, errors)

@@ -127,6 +127,9 @@ class Staging:
     def _run(self, sql: str, **params: Any) -> Any:
         import os, time
         t = time.perf_counter()
+        if os.environ.get("STAGING_EXPLAIN") and sql.startswith("INSERT INTO labels"):
+            for line in self.connection.execute(text("EXPLAIN (ANALYZE, BUFFERS) " + sql), params):
+                print(line[0])
         r = self.connection.execute(text(sql), params)
         if os.environ.get("STAGING_DEBUG"):
             print(f"{time.perf_counter() - t:6.3f} {sql[:70]}")
