@@ -76,16 +76,18 @@ class Staging:
         self.dialect = self.connection.dialect.name
         self.connection.execution_options(sqlite_begin="DEFERRED")
         with self.connection.begin():
-            # SQLite: the line is the rowid, so rows come out in file order without a sort.
-            line = "INTEGER PRIMARY KEY" if self.dialect == "sqlite" else "BIGINT"
+            # SQLite: seq is the rowid, so rows come out in file order without a sort.
+            seq = "INTEGER PRIMARY KEY" if self.dialect == "sqlite" else "BIGINT"
             columns = ", ".join(
-                f"{name} {line if name == 'line' else kind}" for name, kind in COLUMNS
+                f"{name} {seq if name == 'seq' else kind}" for name, kind in COLUMNS
             )
             self.connection.exec_driver_sql(f"CREATE TEMP TABLE import_staging ({columns})")
             self.connection.exec_driver_sql(
-                "CREATE TEMP TABLE import_repeat (line BIGINT, first_line BIGINT, "
+                "CREATE TEMP TABLE import_repeat (seq BIGINT, line BIGINT, first_line BIGINT, "
                 "import_id BIGINT, by_key BOOLEAN, same BOOLEAN)"
             )
+            self.connection.exec_driver_sql("CREATE INDEX import_repeat_seq ON import_repeat (seq)")
+        self._next_seq = 0
         # What the staged rows use, so that the passes skip the statements with nothing to do.
         self.sessions = self.kinds = self.keys = self.identified = False
         self.resolved = ""
@@ -118,7 +120,8 @@ class Staging:
         self.keys = self.keys or columns.client_key is not None
         self.identified = self.identified or columns.identified
         with self.connection.begin():
-            copy_rows(self.connection, columns)
+            copy_rows(self.connection, columns, self._next_seq)
+        self._next_seq += len(columns.line)
 
     def bind(self) -> Connection:
         """The connection for the caller's write transaction (SQLite: BEGIN IMMEDIATE)."""
@@ -143,9 +146,10 @@ class Staging:
             if self.identified:
                 identity = "st.item, st.rater, st.session, st.labeled_at"
                 self._run(
-                    "INSERT INTO import_repeat (line, first_line, by_key, same) "
-                    "SELECT line, first_line, false, same FROM ("
-                    "SELECT st.line, first_value(st.line) OVER w AS first_line, "
+                    "INSERT INTO import_repeat (seq, line, first_line, by_key, same) "
+                    "SELECT seq, line, first_line, false, same FROM ("
+                    "SELECT st.seq, st.line, first_value(st.seq) OVER w AS first_seq, "
+                    "first_value(st.line) OVER w AS first_line, "
                     "st.category_id = first_value(st.category_id) OVER w AS same "
                     "FROM import_staging st JOIN ("
                     f"SELECT {identity} FROM import_staging st "
@@ -155,22 +159,23 @@ class Staging:
                     "AND g.session IS NOT DISTINCT FROM st.session "
                     "AND g.labeled_at = st.labeled_at "
                     "WHERE st.client_key IS NULL "
-                    f"WINDOW w AS (PARTITION BY {identity} ORDER BY st.line)"
-                    ") t WHERE line <> first_line"
+                    f"WINDOW w AS (PARTITION BY {identity} ORDER BY st.seq)"
+                    ") t WHERE seq <> first_seq"
                 )
             if self.keys:
                 self._run(
-                    "INSERT INTO import_repeat (line, first_line, by_key, same) "
-                    "SELECT line, first_line, true, same FROM ("
-                    "SELECT line, first_value(line) OVER w AS first_line, "
+                    "INSERT INTO import_repeat (seq, line, first_line, by_key, same) "
+                    "SELECT seq, line, first_line, true, same FROM ("
+                    "SELECT seq, line, first_value(seq) OVER w AS first_seq, "
+                    "first_value(line) OVER w AS first_line, "
                     "item = first_value(item) OVER w AND rater = first_value(rater) OVER w "
                     "AND category_id = first_value(category_id) OVER w "
                     "AND session IS NOT DISTINCT FROM first_value(session) OVER w "
                     "AND (labeled_at IS NULL OR first_value(labeled_at) OVER w IS NULL "
                     "OR labeled_at = first_value(labeled_at) OVER w) AS same "
                     "FROM import_staging WHERE client_key IS NOT NULL "
-                    "WINDOW w AS (PARTITION BY client_key ORDER BY line)"
-                    ") t WHERE line <> first_line"
+                    "WINDOW w AS (PARTITION BY client_key ORDER BY seq)"
+                    ") t WHERE seq <> first_seq"
                 )
 
     def finish(self, project_id: int, received: int, import_id: int) -> StagedResult:
@@ -223,15 +228,15 @@ class Staging:
         self.resolved = _RESOLVED + (_SESSION if self.sessions else _NO_SESSION)
         self._judge_stored(project_id)
         counts = self._run(
-            "SELECT count(DISTINCT line), count(DISTINCT CASE WHEN NOT same THEN line END) "
+            "SELECT count(DISTINCT seq), count(DISTINCT CASE WHEN NOT same THEN seq END) "
             "FROM import_repeat"
         ).one()
         repeated, conflict_count = int(counts[0]), int(counts[1])
         if conflict_count:
             found = self._run(
-                "SELECT line, min(first_line), max(import_id), "
+                "SELECT min(line), min(first_line), max(import_id), "
                 "max(CASE WHEN by_key THEN 1 ELSE 0 END) FROM import_repeat "
-                "WHERE NOT same GROUP BY line ORDER BY line LIMIT 100"
+                "WHERE NOT same GROUP BY seq ORDER BY min(line), seq LIMIT 100"
             ).all()
             conflicts = [Repeat(int(r[0]), r[1], r[2], bool(r[3])) for r in found]
             return StagedResult(0, 0, [], 0, conflicts, conflict_count)
@@ -254,14 +259,14 @@ class Staging:
             if trigger is not None:
                 self.connection.exec_driver_sql(f"DROP TRIGGER {_INSERT_CHECK}")
         try:
-            where = "WHERE NOT EXISTS (SELECT 1 FROM import_repeat d WHERE d.line = st.line) "
+            where = "WHERE NOT EXISTS (SELECT 1 FROM import_repeat d WHERE d.seq = st.seq) "
             return int(
                 self._run(
                     "INSERT INTO labels (project_id, item_id, rater_id, session_id, "
                     "category_id, labeled_at, received_at, client_key, import_id) "
                     "SELECT :p, i.id, r.id, s.id, st.category_id, COALESCE(st.labeled_at, "
                     f":recv), :recv, st.client_key, :imp {self.resolved} {where if skip else ''}"
-                    "ORDER BY st.line",
+                    "ORDER BY st.seq",
                     p=project_id,
                     recv=received,
                     imp=import_id,
@@ -306,19 +311,19 @@ class Staging:
             return  # a first import: nothing stored to repeat
         if self.identified:
             self._run(
-                "INSERT INTO import_repeat (line, import_id, by_key, same) "
-                "SELECT st.line, max(l.import_id), false, "
+                "INSERT INTO import_repeat (seq, line, import_id, by_key, same) "
+                "SELECT st.seq, min(st.line), max(l.import_id), false, "
                 "min(CASE WHEN l.category_id = st.category_id THEN 1 ELSE 0 END) = 1 "
                 f"{self.resolved} JOIN labels l ON l.project_id = :p "
                 "AND l.item_id = i.id AND l.rater_id = r.id AND l.labeled_at = st.labeled_at "
                 "AND l.session_id IS NOT DISTINCT FROM s.id "
-                "WHERE st.labeled_at IS NOT NULL AND st.client_key IS NULL GROUP BY st.line",
+                "WHERE st.labeled_at IS NOT NULL AND st.client_key IS NULL GROUP BY st.seq",
                 p=project_id,
             )
         if self.keys:
             self._run(
-                "INSERT INTO import_repeat (line, import_id, by_key, same) "
-                "SELECT st.line, l.import_id, true, l.item_id = i.id "
+                "INSERT INTO import_repeat (seq, line, import_id, by_key, same) "
+                "SELECT st.seq, st.line, l.import_id, true, l.item_id = i.id "
                 "AND l.rater_id = r.id AND l.category_id = st.category_id "
                 "AND l.session_id IS NOT DISTINCT FROM s.id "
                 "AND (st.labeled_at IS NULL OR l.labeled_at = st.labeled_at) "

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 from sqlalchemy.engine import Connection
@@ -17,6 +18,7 @@ from sqlalchemy.engine import Connection
 # The staging table's columns: the file's line, the names as given (ids resolved later),
 # the category already as its id, labeled_at in microseconds.
 COLUMNS = [
+    ("seq", "BIGINT"),  # the row's position in the staging: lines may repeat (API batches)
     ("line", "BIGINT"),
     ("item", "TEXT"),
     ("rater", "TEXT"),
@@ -46,17 +48,18 @@ class StagedColumns:
 
     def present(self) -> list[str]:
         """The columns given (binding absent ones row by row as NULL costs 2-3x)."""
-        return [name for name, _ in COLUMNS if getattr(self, name) is not None]
+        return [name for name, _ in COLUMNS[1:] if getattr(self, name) is not None]
 
-    def rows(self, names: list[str]) -> Any:
-        return zip(*(getattr(self, name) for name in names), strict=True)
+    def rows(self, names: list[str], first_seq: int) -> Any:
+        seq = range(first_seq, first_seq + len(self.line))
+        return zip(seq, *(getattr(self, name) for name in names), strict=True)
 
 
-def _csv_bytes(columns: StagedColumns, names: list[str]) -> bytes:
+def _csv_bytes(columns: StagedColumns, names: list[str], first_seq: int) -> bytes:
     """The columns as CSV, written by pyarrow in C (PostgreSQL parses CSV in C too: no
     Python call per row on either side). A NULL is an empty unquoted field; no staged text
     is empty (ids are validated non-empty), so NULL and text never meet."""
-    arrays = {}
+    arrays = {"seq": pa.array(np.arange(first_seq, first_seq + len(columns.line)))}
     for name in names:
         values = getattr(columns, name)
         kind = _ARROW_TYPES.get(name, pa.string())
@@ -70,20 +73,21 @@ def _csv_bytes(columns: StagedColumns, names: list[str]) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def copy_rows(connection: Connection, columns: StagedColumns) -> None:
-    """Append ``columns`` to the staging table inside the connection's transaction."""
+def copy_rows(connection: Connection, columns: StagedColumns, first_seq: int) -> None:
+    """Append ``columns`` to the staging table inside the connection's transaction, the
+    rows numbered (``seq``) from ``first_seq``."""
     names = columns.present()
-    listed = ", ".join(names)
+    listed = ", ".join(["seq", *names])
     if connection.dialect.name == "postgresql":
         cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
         statement = f"COPY import_staging ({listed}) FROM STDIN (FORMAT csv)"
         with cursor, cursor.copy(statement) as copy:
-            copy.write(_csv_bytes(columns, names))
+            copy.write(_csv_bytes(columns, names, first_seq))
         return
     cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
     try:
-        marks = ", ".join("?" * len(names))
+        marks = ", ".join("?" * (len(names) + 1))
         statement = f"INSERT INTO import_staging ({listed}) VALUES ({marks})"
-        cursor.executemany(statement, columns.rows(names))
+        cursor.executemany(statement, columns.rows(names, first_seq))
     finally:
         cursor.close()
