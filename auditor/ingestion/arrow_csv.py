@@ -45,12 +45,12 @@ def prescan(binary: BinaryIO) -> Prescan | None:
     previous = b"\n"  # the byte before the chunk (a file starts at a line start)
     binary.seek(0)
     while chunk := binary.read(PRESCAN_CHUNK):
-        if chunk.count(b"\r") != chunk.count(b"\r\n") and not _cr_split(chunk, binary):
+        has_cr = b"\r" in chunk
+        if has_cr and chunk.count(b"\r") != chunk.count(b"\r\n") and not _cr_split(chunk, binary):
             return None  # a lone CR ends a line for Python's csv module
         quoted = b'"' in chunk
-        has_blank = b"\n\n" in chunk or b"\n\r\n" in chunk or previous == b"\n" and (
-            chunk.startswith(b"\n") or chunk.startswith(b"\r\n")
-        )
+        starts_blank = previous == b"\n" and chunk.startswith((b"\n", b"\r\n"))
+        has_blank = b"\n\n" in chunk or b"\n\r\n" in chunk or starts_blank
         if quoted or has_blank:
             data = np.frombuffer(chunk, dtype=np.uint8)
             ends = np.flatnonzero(data == 10)
@@ -95,7 +95,7 @@ class ColumnBatch:
         self.lines = lines
         self.errors = errors
         self._raw: RawBatch | None = None
-        self._text: pa.Table | None | bool = False  # False: not yet tried
+        self._text: pa.Table | bool | None = False  # False: not yet tried
 
     def __len__(self) -> int:
         return len(self.lines) + len({error.row for error in self.errors})
@@ -109,7 +109,7 @@ class ColumnBatch:
                 )
             except pa.ArrowInvalid:
                 self._text = None
-        return self._text  # type: ignore[return-value]
+        return self._text
 
     def _columns(self) -> Iterator[tuple[str, pa.ChunkedArray]]:
         for name in self.table.column_names:
@@ -120,12 +120,11 @@ class ColumnBatch:
         if self._raw is None:
             columns: dict[str, list[object]] = {
                 name: [
-                    value.decode("utf-8", errors="surrogateescape")
-                    for value in column.to_pylist()
+                    value.decode("utf-8", errors="surrogateescape") for value in column.to_pylist()
                 ]
                 for name, column in self._columns()
             }
-            self._raw = RawBatch(rows=self.lines.tolist(), errors=self.errors, **columns)  # type: ignore[arg-type]
+            self._raw = RawBatch(rows=self.lines.tolist(), errors=self.errors, **columns)
         return self._raw
 
     def validated(self, categories: list[str] | None) -> ValidBatch:

@@ -65,7 +65,7 @@ def _plain_ids(dictionary: pa.Array) -> np.ndarray:
     )
     ok = pc.and_(ok, pc.invert(pc.match_substring_regex(dictionary, r"[\x00-\x1f\x7f]")))
     ok = pc.and_(ok, pc.equal(pc.ascii_trim_whitespace(dictionary), dictionary))
-    return ok.to_numpy(zero_copy_only=False)
+    return np.asarray(ok.to_numpy(zero_copy_only=False), dtype=bool)
 
 
 class CodedBatch(ValidBatch):
@@ -92,26 +92,26 @@ class CodedBatch(ValidBatch):
     def __len__(self) -> int:
         return len(self._lines)
 
-    @property  # type: ignore[override]
-    def rows(self) -> list[int]:
+    @property
+    def rows(self) -> list[int]:  # type: ignore[override]
         if "rows" not in self._lists:
             self._lists["rows"] = self._lines.tolist()
         return self._lists["rows"]
 
-    @property  # type: ignore[override]
-    def item(self) -> list[str]:
+    @property
+    def item(self) -> list[str]:  # type: ignore[override]
         return self._list("item")  # type: ignore[return-value]
 
-    @property  # type: ignore[override]
-    def rater(self) -> list[str]:
+    @property
+    def rater(self) -> list[str]:  # type: ignore[override]
         return self._list("rater")  # type: ignore[return-value]
 
-    @property  # type: ignore[override]
-    def label(self) -> list[str]:
+    @property
+    def label(self) -> list[str]:  # type: ignore[override]
         return self._list("label")  # type: ignore[return-value]
 
-    @property  # type: ignore[override]
-    def session(self) -> list[str | None] | None:
+    @property
+    def session(self) -> list[str | None] | None:  # type: ignore[override]
         return self._list("session")
 
 
@@ -213,9 +213,9 @@ def validate_columns(
         for name, check in checks.items()
         if name in present
     }
-    times, micros = (
-        _times(table.column("labeled_at"), lines, errors) if "labeled_at" in present else (None, None)
-    )
+    times, micros = (None, None)
+    if "labeled_at" in present:
+        times, micros = _times(table.column("labeled_at"), lines, errors)
     batch = CodedBatch(lines, coded, times)
     batch.coded = {**coded, "lines": lines, "micros": micros}
     batch.duplicate_rows = set()

@@ -19,8 +19,8 @@ from datetime import datetime
 
 from auditor.domain import RaterKind
 from auditor.ingestion.batch import AnyBatch, RawBatch, ValidBatch, validate_batch
-from auditor.ingestion.file_repeats import FileRepeats
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
+from auditor.ingestion.file_repeats import FileRepeats
 from auditor.services import Conflict, NotFound
 from auditor.services.ingest_staged import Staging, staged_columns, staged_errors
 from auditor.storage import import_repository as imports_repo

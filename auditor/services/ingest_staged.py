@@ -9,7 +9,7 @@ import numpy as np
 
 from auditor.ingestion.batch import ValidBatch
 from auditor.ingestion.errors import RowError, shown
-from auditor.storage.staging import Staging, StagedResult
+from auditor.storage.staging import StagedResult, Staging
 from auditor.storage.staging_copy import StagedColumns
 
 

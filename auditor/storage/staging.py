@@ -71,8 +71,10 @@ _INSERT_CHECK = "labels_check_insert"  # SQLite's per-row reference trigger (mig
 class Staging:
     """``with Staging(engine) as staging: staging.copy(...); ...; finish`` (module docstring)."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.connection: Connection = engine.connect()
+    def __init__(self, engine: Engine | Connection) -> None:
+        self.connection: Connection = (
+            engine if isinstance(engine, Engine) else engine.engine
+        ).connect()
         self.dialect = self.connection.dialect.name
         self.connection.execution_options(sqlite_begin="DEFERRED")
         with self.connection.begin():
@@ -128,15 +130,7 @@ class Staging:
         return self.connection.execution_options(sqlite_begin="IMMEDIATE")
 
     def _run(self, sql: str, **params: Any) -> Any:
-        import os, time
-        t = time.perf_counter()
-        if os.environ.get("STAGING_EXPLAIN") and sql.startswith("INSERT INTO labels"):
-            for line in self.connection.execute(text("EXPLAIN (ANALYZE, BUFFERS) " + sql), params):
-                print(line[0])
-        r = self.connection.execute(text(sql), params)
-        if os.environ.get("STAGING_DEBUG"):
-            print(f"{time.perf_counter() - t:6.3f} {sql[:70]}")
-        return r
+        return self.connection.execute(text(sql), params)
 
     def judge_file(self) -> None:
         """Fill import_repeat with the rows repeating an earlier row of the file (before the
