@@ -32,57 +32,53 @@ BLOCK_SIZE = (1 << 20, 64 << 20)  # bytes pyarrow parses at once: least, most
 
 @dataclass(frozen=True)
 class Prescan:
-    """What the byte scan found: lines (1-based) that are blank."""
+    """What the byte scan found: lines (1-based) that are blank, and how many lines hold
+    something after the header."""
 
     blank_lines: np.ndarray
+    data_lines: int
 
 
 def prescan(binary: BinaryIO) -> Prescan | None:
-    """Scan the file's bytes once (in chunks, so memory stays bounded): blank lines, and
-    whether every record is one line. None: the Python reader must read this file."""
+    """Scan the file's bytes once (in chunks of whole lines, so memory stays bounded): blank
+    lines, and whether every record is one line. None: the Python reader must read this
+    file (a quoted line break, unbalanced quotes, a lone carriage return, bytes that are not
+    UTF-8)."""
     blank: list[np.ndarray] = []
     line_offset = 0  # lines ended before the current chunk
-    previous = b"\n"  # the byte before the chunk (a file starts at a line start)
+    last = b""
     binary.seek(0)
     while chunk := binary.read(PRESCAN_CHUNK):
-        has_cr = b"\r" in chunk
-        if has_cr and chunk.count(b"\r") != chunk.count(b"\r\n") and not _cr_split(chunk, binary):
+        if not chunk.endswith(b"\n"):
+            chunk += binary.readline()  # whole lines: a chunk starts at a line start
+        if b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n"):
             return None  # a lone CR ends a line for Python's csv module
+        try:
+            chunk.decode("utf-8")  # whole lines: no character is cut
+        except UnicodeDecodeError:
+            return None  # reported per field by the Python reader
         quoted = b'"' in chunk
-        starts_blank = previous == b"\n" and chunk.startswith((b"\n", b"\r\n"))
-        has_blank = b"\n\n" in chunk or b"\n\r\n" in chunk or starts_blank
+        has_blank = chunk.startswith((b"\n", b"\r\n")) or b"\n\n" in chunk or b"\n\r\n" in chunk
         if quoted or has_blank:
             data = np.frombuffer(chunk, dtype=np.uint8)
             ends = np.flatnonzero(data == 10)
             if quoted:
                 quotes = np.flatnonzero(data == 34)
                 per_line = np.bincount(np.searchsorted(ends, quotes), minlength=len(ends) + 1)
-                if (per_line[:-1] % 2).any():
+                if (per_line % 2).any():
                     return None  # a quoted field spans a line end (or quotes are unbalanced)
-                if per_line[-1] % 2:
-                    return None  # a line cut by the chunk boundary holds quotes: be safe
             if has_blank:
                 starts = np.concatenate(([-1], ends[:-1])) + 1
                 length = ends - starts
                 is_blank = (length == 0) | ((length == 1) & (data[np.maximum(ends - 1, 0)] == 13))
-                if previous != b"\n":
-                    is_blank[0] = False  # the first line began in the previous chunk
                 blank.append(np.flatnonzero(is_blank) + line_offset + 1)
         line_offset += chunk.count(b"\n")
-        previous = chunk[-1:]
+        last = chunk
     binary.seek(0)
     found = np.concatenate(blank) if blank else np.empty(0, dtype=np.int64)
-    return Prescan(blank_lines=found[found > 1].astype(np.int64))
-
-
-def _cr_split(chunk: bytes, binary: BinaryIO) -> bool:
-    """True when the only unmatched CR is the chunk's last byte and the next byte is LF."""
-    if not chunk.endswith(b"\r") or chunk[:-1].count(b"\r") != chunk.count(b"\r\n"):
-        return False
-    position = binary.tell()
-    following = binary.read(1)
-    binary.seek(position)
-    return following == b"\n"
+    found = found[found > 1].astype(np.int64)
+    lines = line_offset + (0 if last.endswith(b"\n") or not last else 1)
+    return Prescan(blank_lines=found, data_lines=lines - 1 - len(found))
 
 
 class ColumnBatch:
@@ -99,6 +95,11 @@ class ColumnBatch:
 
     def __len__(self) -> int:
         return len(self.lines) + len({error.row for error in self.errors})
+
+    @property
+    def last_line(self) -> int:
+        """The last line this batch gives (a record or a bad row)."""
+        return max([int(self.lines[-1]) if len(self.lines) else 1] + [e.row for e in self.errors])
 
     def text(self) -> pa.Table | None:
         """The columns as UTF-8 strings, or None when some value is not UTF-8."""
@@ -156,6 +157,8 @@ def arrow_batches(
 ) -> Iterator[ColumnBatch]:
     """Batches of at most ``batch_size`` records of a CSV whose header (line 1) gave
     ``columns`` (the field each column feeds, "" for an ignored one)."""
+    if scan.data_lines <= 0:
+        return  # the header alone (pyarrow refuses to skip it): no rows, as in Python
     width = len(columns)
     names = [name or f"ignored {index}" for index, name in enumerate(columns)]
     invalid: list[int] = []  # lines of records with a wrong number of fields, in order

@@ -153,7 +153,11 @@ def _times(
     plain = pc.match_substring_regex(array, _PLAIN_UTC).to_numpy(zero_copy_only=False)
     parsed = pc.strptime(array, format="%Y-%m-%dT%H:%M:%SZ", unit="us", error_is_null=True)
     micros = parsed.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False).copy()
-    good = plain & (micros >= EARLIEST_MICROS) & (micros < LATEST_MICROS)
+    # strptime rolls an impossible date over (February 30 -> March 1): a time is taken only
+    # when it prints back as the text it came from.
+    same = pc.equal(pc.strftime(parsed, format="%Y-%m-%dT%H:%M:%SZ"), array)
+    same_text = same.fill_null(False).to_numpy(zero_copy_only=False)
+    good = plain & same_text & (micros >= EARLIEST_MICROS) & (micros < LATEST_MICROS)
     if good.all():
         return micros.tolist(), micros
     values: np.ndarray = micros.astype(object)

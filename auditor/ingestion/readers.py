@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+import pyarrow as pa
+
 from auditor.ingestion.arrow_csv import arrow_batches, prescan
 from auditor.ingestion.batch import FIELDS, REQUIRED_FIELDS, AnyBatch, RawBatch
 from auditor.ingestion.errors import FileFormatError, RowError
@@ -155,12 +157,20 @@ class LabelFileReader:
         self.ignored_columns = [
             c for c, name in zip(header or [], columns, strict=True) if not name
         ]
+        given = 1  # the last line given in a batch
         if self.columnar:
             text.detach()  # let go of ``binary`` without closing it
             scan = prescan(binary)
             if scan is not None:
-                yield from arrow_batches(binary, columns, self.delimiter, self.batch_size, scan)
-                return
+                try:
+                    for batch in arrow_batches(
+                        binary, columns, self.delimiter, self.batch_size, scan
+                    ):
+                        yield batch
+                        given = max(given, batch.last_line)
+                    return
+                except pa.ArrowInvalid:
+                    pass  # e.g. a bad row that is not UTF-8: Python reads the rest
             binary.seek(0)  # the Python reader reads this file (see arrow_csv)
             text = io.TextIOWrapper(
                 binary, encoding="utf-8-sig", errors="surrogateescape", newline=""
@@ -178,10 +188,13 @@ class LabelFileReader:
             except StopIteration:
                 break
             except csv.Error as error:
-                errors.append(RowError(last_line + 1, None, f"is not valid CSV: {error}"))
+                if last_line + 1 > given:
+                    errors.append(RowError(last_line + 1, None, f"is not valid CSV: {error}"))
                 last_line = reader.line_num
                 continue
             row, last_line = last_line + 1, reader.line_num
+            if row <= given:
+                continue  # given by the pyarrow reader before it stopped
             if len(record) != width:
                 if not record:
                     continue  # a blank line
