@@ -1,9 +1,12 @@
 """Ingest labels: validate a whole batch, resolve ids in bulk, insert, all in one transaction.
 
 ``ingest_labels`` takes one batch (an API request). ``import_batches`` takes the batches of a
-file, validates them all, then writes them in ONE transaction: a file with any bad row writes
-nothing (and never takes the write lock). After the first bad batch it keeps validating, so
-the report lists the bad rows of the whole file (up to a cap), not only of the first one.
+file, validates them and stages their rows (``auditor.storage.staging``: a temporary table on
+a connection of its own, no write lock), then writes them in ONE transaction of a few
+set-based statements: a file with any bad row writes nothing (and never takes the write
+lock). After the first bad batch it keeps validating, so the report lists the bad rows of
+the whole file (up to a cap), not only of the first one. Memory stays bounded by a batch:
+rows go to the staging table as they are read.
 
 Reading and validating ahead in a thread was tried and measured slower (PostgreSQL 18.8 s
 against 12.6 s for 1M labels): the validating thread holds the GIL, and the writer, woken
