@@ -154,10 +154,15 @@ def _times(
     parsed = pc.strptime(array, format="%Y-%m-%dT%H:%M:%SZ", unit="us", error_is_null=True)
     micros = parsed.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False).copy()
     # strptime rolls an impossible date over (February 30 -> March 1): a time is taken only
-    # when it prints back as the text it came from.
-    same = pc.equal(pc.strftime(parsed, format="%Y-%m-%dT%H:%M:%SZ"), array)
-    same_text = same.fill_null(False).to_numpy(zero_copy_only=False)
-    good = plain & same_text & (micros >= EARLIEST_MICROS) & (micros < LATEST_MICROS)
+    # when its month and day are the ones written (strftime back would say so too, 20x slower).
+    same_text = plain.copy()
+    if plain.any():
+        shape = pa.array(plain)
+        for start, component in ((5, pc.month), (8, pc.day)):
+            written = pc.if_else(shape, pc.utf8_slice_codeunits(array, start, start + 2), "0")
+            read = component(parsed).fill_null(-1).to_numpy(zero_copy_only=False)
+            same_text &= written.cast(pa.int64()).to_numpy(zero_copy_only=False) == read
+    good = same_text & (micros >= EARLIEST_MICROS) & (micros < LATEST_MICROS)
     if good.all():
         return micros.tolist(), micros
     values: np.ndarray = micros.astype(object)
