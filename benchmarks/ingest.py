@@ -160,7 +160,7 @@ def peak_rss_of_import(url: str, path: Path, imports: int) -> tuple[list[float],
     seconds: list[float] = []
     peak = 0
     for run in range(imports):
-        if run:  # the same rows a year later: new natural identities
+        if run:  # the same rows four years later: new natural identities
             shift_years(path)
         started = time.perf_counter()
         child = psutil.Popen([*command, str(path), "--again"], env=env, stdout=subprocess.DEVNULL)
@@ -177,11 +177,12 @@ def peak_rss_of_import(url: str, path: Path, imports: int) -> tuple[list[float],
 
 
 def shift_years(path: Path) -> None:
-    """Rewrite the file with every labeled_at one year later (the 2024- prefix moves on)."""
+    """Rewrite the file with every labeled_at four years later (2024 to 2028: both leap
+    years, so February 29 stays a date)."""
     shifted = path.with_suffix(".next")
     with path.open("rb") as source, shifted.open("wb") as out:
         while chunk := source.read(1 << 24) + source.readline():  # whole lines
-            out.write(chunk.replace(b",2024-", b",2025-"))
+            out.write(chunk.replace(b",2024-", b",2028-"))
     shifted.replace(path)
 
 

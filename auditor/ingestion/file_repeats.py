@@ -51,7 +51,8 @@ class FileRepeats:
         """True unless no row can repeat an earlier batch's row."""
         if self.unknown:
             return True
-        return any(_repeats(parts) for parts in (self._identities, self._keys))
+        found = [_repeats(parts) for parts in (self._identities, self._keys)]
+        return any(found)
 
 
 def _hashes(column: object) -> np.ndarray:
@@ -62,7 +63,11 @@ def _hashes(column: object) -> np.ndarray:
 
 
 def _repeats(parts: list[np.ndarray]) -> bool:
+    """Does a hash occur twice? ``parts`` is emptied: 8 bytes a row are held twice at most
+    (the batches' arrays while they are joined), then sorted in place."""
     if len(parts) < 2:
         return False  # one batch: it judged itself
-    hashes = np.sort(np.concatenate(parts))
+    hashes = np.concatenate(parts)
+    parts.clear()
+    hashes.sort()
     return bool((hashes[1:] == hashes[:-1]).any())
