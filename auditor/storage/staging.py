@@ -110,6 +110,12 @@ class Staging:
             with self.connection.begin():
                 self.connection.exec_driver_sql("DROP TABLE IF EXISTS import_staging")
                 self.connection.exec_driver_sql("DROP TABLE IF EXISTS import_repeat")
+        except Exception:
+            # The temporary tables must not outlive the import on a pooled connection; and
+            # a failure here must not hide the one that is propagating.
+            self.connection.invalidate()
+            if exc is None:
+                raise
         finally:
             self.connection.close()
 
