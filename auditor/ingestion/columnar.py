@@ -150,6 +150,10 @@ def _times(
 ) -> tuple[list[int | None], np.ndarray]:
     """labeled_at as microseconds (None where empty), and as an array with -1 there."""
     array = column.combine_chunks()
+    fixed = _fixed_width_utc(array)
+    if fixed is not None:
+        micros, good = fixed
+        return _with_fallback(array, micros, good, lines, errors)
     plain = pc.match_substring_regex(array, _PLAIN_UTC).to_numpy(zero_copy_only=False)
     parsed = pc.strptime(array, format="%Y-%m-%dT%H:%M:%SZ", unit="us", error_is_null=True)
     micros = parsed.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False).copy()
@@ -163,6 +167,18 @@ def _times(
             read = component(parsed).fill_null(-1).to_numpy(zero_copy_only=False)
             same_text &= written.cast(pa.int64()).to_numpy(zero_copy_only=False) == read
     good = same_text & (micros >= EARLIEST_MICROS) & (micros < LATEST_MICROS)
+    return _with_fallback(array, micros, good, lines, errors)
+
+
+def _with_fallback(
+    array: pa.Array,
+    micros: np.ndarray,
+    good: np.ndarray,
+    lines: np.ndarray,
+    errors: list[RowError],
+) -> tuple[list[int | None], np.ndarray]:
+    """Rows not ``good`` go through the Python parser: an empty value is None, another
+    shape (an offset, fractions) is parsed, a bad one is named with the Python message."""
     if good.all():
         return micros.tolist(), micros
     values: np.ndarray = micros.astype(object)
@@ -175,6 +191,52 @@ def _times(
         values[position] = value
         micros[position] = -1 if value is None else value
     return values.tolist(), micros
+
+
+_SEPARATORS = {4: ord("-"), 7: ord("-"), 10: ord("T"), 13: ord(":"), 16: ord(":"), 19: ord("Z")}
+_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
+_MONTH_DAYS = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+
+
+def _fixed_width_utc(array: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
+    """(microseconds, which rows are a valid ``YYYY-MM-DDTHH:MM:SSZ``) from the bytes of a
+    column whose values are all 20 characters long, in NumPy (about 10x pyarrow's regex and
+    strptime); None for any other column. A row not valid goes to the Python parser."""
+    n = len(array)
+    if n == 0 or array.null_count or array.type != pa.string():
+        return None
+    _, offsets_buffer, data_buffer = array.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[array.offset : array.offset + n + 1]
+    if offsets[-1] - offsets[0] != 20 * n or (np.diff(offsets) != 20).any():
+        return None
+    raw = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]].reshape(n, 20)
+    good = np.ones(n, dtype=bool)
+    for column, byte in _SEPARATORS.items():
+        good &= raw[:, column] == byte
+    digits = raw[:, _DIGITS].astype(np.int64) - ord("0")
+    good &= ((digits >= 0) & (digits <= 9)).all(axis=1)
+    digits[~good] = 0
+    d = digits
+    year = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
+    month, day = d[:, 4] * 10 + d[:, 5], d[:, 6] * 10 + d[:, 7]
+    hour, minute, second = (
+        d[:, 8] * 10 + d[:, 9],
+        d[:, 10] * 10 + d[:, 11],
+        d[:, 12] * 10 + d[:, 13],
+    )
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    month_days = _MONTH_DAYS[np.clip(month, 1, 12) - 1] + ((month == 2) & leap)
+    good &= (month >= 1) & (month <= 12) & (day >= 1) & (day <= month_days)
+    good &= (hour < 24) & (minute < 60) & (second < 60)
+    # Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, days_from_civil).
+    shifted = year - (month <= 2)
+    era = shifted // 400
+    of_era = shifted - era * 400
+    of_year = (153 * (month + np.where(month > 2, -3, 9)) + 2) // 5 + day - 1
+    days = era * 146097 + of_era * 365 + of_era // 4 - of_era // 100 + of_year - 719468
+    micros = (((days * 24 + hour) * 60 + minute) * 60 + second) * 1_000_000
+    good &= (micros >= EARLIEST_MICROS) & (micros < LATEST_MICROS)
+    return np.where(good, micros, -1), good
 
 
 def _identities_unique(times: np.ndarray | None, coded: dict[str, Coded]) -> bool:
