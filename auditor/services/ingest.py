@@ -15,13 +15,13 @@ after each of its many short waits on the server, queues for it (the GIL convoy 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from auditor.domain import RaterKind
 from auditor.ingestion.batch import AnyBatch, RawBatch, ValidBatch, validate_batch
+from auditor.ingestion.digest import RowsDigest
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
 from auditor.ingestion.file_repeats import FileRepeats
 from auditor.services import Conflict, NotFound
@@ -211,34 +211,6 @@ def _labels_used(batch: ValidBatch) -> Iterable[str]:
     if batch.coded is not None:
         return batch.coded["label"].values  # type: ignore[no-any-return]
     return set(batch.label)
-
-
-class RowsDigest:
-    """SHA-256 of a file's parsed rows, in order: what a re-import would write again,
-    whatever the bytes looked like. One running digest per column (batch boundaries do not
-    matter), each column joined in C rather than hashed row by row in Python."""
-
-    COLUMNS = ("item", "rater", "label", "session", "labeled_at", "rater_kind", "key")
-
-    def __init__(self) -> None:
-        self._columns = {name: hashlib.sha256() for name in self.COLUMNS}
-
-    def update(self, batch: ValidBatch) -> None:
-        for name, digest in self._columns.items():
-            values = getattr(batch, name)
-            if values is None:
-                text = "\x1e" * len(batch)  # a column the file lacks: empty on every row
-            elif name in ("item", "rater", "label"):
-                text = "\x1e".join(values) + "\x1e"
-            else:
-                text = "\x1e".join("" if v is None else str(v) for v in values) + "\x1e"
-            digest.update(text.encode())
-
-    def hexdigest(self) -> str:
-        combined = hashlib.sha256()
-        for name, digest in self._columns.items():
-            combined.update(name.encode() + b"=" + digest.digest())
-        return combined.hexdigest()
 
 
 def _add_errors(result: ImportResult, rejection: IngestRejected) -> None:
