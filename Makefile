@@ -36,7 +36,8 @@ serve: $(VENV)/.installed
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/stats.py
-	$(BIN)/python benchmarks/ingest.py
+	$(BIN)/python benchmarks/ingest.py --lock-rows 3000000
+	$(BIN)/python benchmarks/stats_oneshot.py
 	$(BIN)/python benchmarks/copy_floor.py
 	$(BIN)/python benchmarks/recompute.py
 	$(BIN)/python benchmarks/api.py

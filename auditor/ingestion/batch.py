@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -103,6 +104,8 @@ class ValidBatch:
     rater_kind: list[RaterKind | None] | None
     key: list[str | None] | None
     duplicate_rows: set[int] = field(default_factory=set)
+    # Set by the column-wise validator: columns as codes (``auditor.ingestion.columnar``).
+    coded: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -239,13 +242,28 @@ def _plain_utc_column(values: list[object]) -> list[int | None] | None:
     return micros.tolist()
 
 
-def validate_batch(batch: RawBatch, categories: Sequence[str] | None) -> ValidBatch:
+class ColumnarBatch(Protocol):
+    """A batch that validates itself column-wise (``auditor.ingestion.arrow_csv``)."""
+
+    errors: list[RowError]
+
+    def __len__(self) -> int: ...
+
+    def validated(self, categories: list[str] | None) -> ValidBatch: ...
+
+
+AnyBatch = RawBatch | ColumnarBatch
+
+
+def validate_batch(batch: AnyBatch, categories: Sequence[str] | None) -> ValidBatch:
     """Check every row of ``batch``; raise ``IngestRejected`` naming every bad row and field.
 
     ``categories`` are the project's category names; None accepts any label that is a valid
     id (a file read without a project, whose vocabulary is the labels seen). Returns the
     normalised batch.
     """
+    if not isinstance(batch, RawBatch):
+        return batch.validated(None if categories is None else list(categories))
     errors = list(batch.errors)
     rows = batch.rows
     item = _normalise_column(batch.item, rows, "item", _required_id, errors)

@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from auditor.ingestion.batch import FIELDS, REQUIRED_FIELDS, RawBatch
+import pyarrow as pa
+
+from auditor.ingestion.arrow_csv import arrow_batches, prescan
+from auditor.ingestion.batch import FIELDS, REQUIRED_FIELDS, AnyBatch, RawBatch
 from auditor.ingestion.errors import FileFormatError, RowError
 from auditor.ingestion.label_studio import (
     LabelStudioFormatError,
@@ -111,6 +114,8 @@ class LabelFileReader:
         batch_size: int,
         file_format: str | None = None,
         options: ReadOptions | None = None,
+        *,
+        columnar: bool = True,
     ) -> None:
         self.path = path
         self.batch_size = batch_size
@@ -122,6 +127,7 @@ class LabelFileReader:
         self.delimiter: str | None = None
         self.skipped: Counter[str] = Counter()  # Label Studio: annotations skipped, by reason
         self.ignored_results: Counter[str] = Counter()  # Label Studio: other result types
+        self.columnar = columnar  # CSV through pyarrow (False: the Python reference reader)
 
     @property
     def position(self) -> int:
@@ -129,7 +135,7 @@ class LabelFileReader:
             return self.size
         return self._binary.tell()
 
-    def __iter__(self) -> Iterator[RawBatch]:
+    def __iter__(self) -> Iterator[AnyBatch]:
         with self.path.open("rb") as binary:
             self._binary = binary
             if self.format == "csv":
@@ -139,7 +145,7 @@ class LabelFileReader:
             else:
                 yield from self._jsonl_batches(binary)
 
-    def _csv_batches(self, binary: BinaryIO) -> Iterator[RawBatch]:
+    def _csv_batches(self, binary: BinaryIO) -> Iterator[AnyBatch]:
         first = binary.readline(MAX_LINE_BYTES)
         binary.seek(0)
         header_text = first.decode("utf-8-sig", errors="replace")
@@ -151,6 +157,26 @@ class LabelFileReader:
         self.ignored_columns = [
             c for c, name in zip(header or [], columns, strict=True) if not name
         ]
+        given = 1  # the last line given in a batch
+        if self.columnar:
+            text.detach()  # let go of ``binary`` without closing it
+            scan = prescan(binary)
+            if scan is not None:
+                try:
+                    for batch in arrow_batches(
+                        binary, columns, self.delimiter, self.batch_size, scan
+                    ):
+                        yield batch
+                        given = max(given, batch.last_line)
+                    return
+                except pa.ArrowInvalid:
+                    pass  # e.g. a bad row that is not UTF-8: Python reads the rest
+            binary.seek(0)  # the Python reader reads this file (see arrow_csv)
+            text = io.TextIOWrapper(
+                binary, encoding="utf-8-sig", errors="surrogateescape", newline=""
+            )
+            reader = csv.reader(text, delimiter=self.delimiter)
+            next(reader, None)
         width = len(columns)
         records: list[list[str]] = []
         rows: list[int] = []
@@ -162,10 +188,13 @@ class LabelFileReader:
             except StopIteration:
                 break
             except csv.Error as error:
-                errors.append(RowError(last_line + 1, None, f"is not valid CSV: {error}"))
+                if last_line + 1 > given:
+                    errors.append(RowError(last_line + 1, None, f"is not valid CSV: {error}"))
                 last_line = reader.line_num
                 continue
             row, last_line = last_line + 1, reader.line_num
+            if row <= given:
+                continue  # given by the pyarrow reader before it stopped
             if len(record) != width:
                 if not record:
                     continue  # a blank line

@@ -1,28 +1,37 @@
-"""PostgreSQL file imports through a staging table: binary COPY in, set-based SQL out.
+"""File imports through a staging table: rows in first, set-based SQL out, on PostgreSQL and
+SQLite alike.
 
-The rows of a file (already validated row by row, see ``auditor.ingestion.batch``) are
-copied into a temporary table; then a few statements resolve raters, items and sessions
-(creating those seen for the first time), judge repeats against the file itself and against
-stored labels, and insert the labels, all inside the caller's transaction. Nothing goes back
-and forth per batch: the server does joins it is good at, once per file.
+``Staging`` holds one connection with two temporary tables. The rows of a file (already
+validated, see ``auditor.ingestion``) are copied into ``import_staging`` as they are read,
+each batch in a short transaction of its own that touches only the temporary table: on
+SQLite that takes no lock on the database (the temporary tables live in the connection's own
+temp database), so API writes and recomputes go on while a file is parsed. Repeats inside
+the file are judged there too (``judge_file``). Then the caller opens its write transaction
+on the same connection (``bind``) and ``finish`` resolves raters, items and sessions
+(creating those seen for the first time), judges repeats against stored labels and inserts
+the labels, in a few statements: the write lock is held for the write only.
 
 Repeats (the rules of the import format): a row with a client key repeating a key, earlier
 in the file or stored, with the same content is a duplicate, with other content a conflict;
 a row without a key that gives labeled_at is identified by (item, rater, session,
 labeled_at) the same way. Repeats inside one batch were already judged in Python.
+
+The SQL is one text for both databases (SQLite >= 3.39: ``IS NOT DISTINCT FROM``,
+``UPDATE ... FROM``, window functions); the dialect-specific parts are the copy
+(``staging_copy``) and, on SQLite, the reference trigger (see ``_insert_labels``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from sqlalchemy import text
-from sqlalchemy.orm import Session as OrmSession
+from sqlalchemy.engine import Connection, Engine
 
 from auditor.storage.repositories import WriteConflict, _is_write_conflict
-
-STAGING_TYPES = ["int8", "text", "text", "text", "int4", "int8", "text", "text"]
+from auditor.storage.staging_copy import COLUMNS, StagedColumns, copy_rows
 
 
 @dataclass(frozen=True)
@@ -55,44 +64,122 @@ _RESOLVED = (
 _SESSION = (
     "LEFT JOIN sessions s ON s.project_id = :p AND s.rater_id = r.id AND s.external_id = st.session"
 )
-_NO_SESSION = "CROSS JOIN (SELECT NULL::int8 AS id) s"  # no row gives a session
+_NO_SESSION = "CROSS JOIN (SELECT CAST(NULL AS BIGINT) AS id) s"  # no row gives a session
+_INSERT_CHECK = "labels_check_insert"  # SQLite's per-row reference trigger (migration 0001)
 
 
-class PostgresStaging:
-    def __init__(self, session: OrmSession) -> None:
-        self.session = session
-        self.connection = session.connection()
-        self.connection.exec_driver_sql(
-            "CREATE TEMP TABLE import_staging (row int8, item text, rater text, "
-            "session text, category_id int4, labeled_at int8, rater_kind text, "
-            "client_key text) ON COMMIT DROP"
-        )
-        # What the staged rows use, so that the pass skips the statements with nothing to do.
+class Staging:
+    """``with Staging(engine) as staging: staging.copy(...); ...; finish`` (module docstring)."""
+
+    def __init__(self, engine: Engine | Connection) -> None:
+        self.connection: Connection = (
+            engine if isinstance(engine, Engine) else engine.engine
+        ).connect()
+        self.dialect = self.connection.dialect.name
+        self.connection.execution_options(sqlite_begin="DEFERRED")
+        with self.connection.begin():
+            # SQLite: seq is the rowid, so rows come out in file order without a sort.
+            seq = "INTEGER PRIMARY KEY" if self.dialect == "sqlite" else "BIGINT"
+            columns = ", ".join(
+                f"{name} {seq if name == 'seq' else kind}" for name, kind in COLUMNS
+            )
+            self.connection.exec_driver_sql(f"CREATE TEMP TABLE import_staging ({columns})")
+            self.connection.exec_driver_sql(
+                "CREATE TEMP TABLE import_repeat (seq BIGINT, line BIGINT, first_line BIGINT, "
+                "import_id BIGINT, by_key BOOLEAN, same BOOLEAN)"
+            )
+            self.connection.exec_driver_sql("CREATE INDEX import_repeat_seq ON import_repeat (seq)")
+        self._next_seq = 0
+        # What the staged rows use, so that the passes skip the statements with nothing to do.
         self.sessions = self.kinds = self.keys = self.identified = False
+        self.resolved = ""
 
-    def copy(self, rows: list[tuple[Any, ...]]) -> None:
-        """Binary COPY of (row, item, rater, session, category id, labeled_at, kind, key)."""
-        if not rows:
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            if self.connection.in_transaction():
+                self.connection.rollback()
+            self.connection.execution_options(sqlite_begin="DEFERRED")
+            with self.connection.begin():
+                self.connection.exec_driver_sql("DROP TABLE IF EXISTS import_staging")
+                self.connection.exec_driver_sql("DROP TABLE IF EXISTS import_repeat")
+        except Exception:
+            # The temporary tables must not outlive the import on a pooled connection; and
+            # a failure here must not hide the one that is propagating.
+            self.connection.invalidate()
+            if exc is None:
+                raise
+        finally:
+            self.connection.close()
+
+    def copy(self, columns: StagedColumns) -> None:
+        """Stage rows (columns as in ``staging_copy.COLUMNS``) in a transaction of their own."""
+        if not len(columns.line):
             return
-        _, _, _, sessions, _, times, kinds, keys = zip(*rows, strict=True)
-        self.sessions = self.sessions or any(v is not None for v in sessions)
-        self.kinds = self.kinds or any(v is not None for v in kinds)
-        self.keys = self.keys or any(v is not None for v in keys)
-        self.identified = self.identified or any(
-            at is not None and key is None for at, key in zip(times, keys, strict=True)
-        )
-        driver = self.connection.connection.driver_connection
-        assert driver is not None, "an open Connection has its driver connection"
-        cursor = driver.cursor()
-        with cursor, cursor.copy("COPY import_staging FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(STAGING_TYPES)
-            for row in rows:
-                copy.write_row(row)
+        self.sessions = self.sessions or columns.session is not None
+        self.kinds = self.kinds or columns.rater_kind is not None
+        self.keys = self.keys or columns.client_key is not None
+        self.identified = self.identified or columns.identified
+        with self.connection.begin():
+            copy_rows(self.connection, columns, self._next_seq)
+        self._next_seq += len(columns.line)
+
+    def bind(self) -> Connection:
+        """The connection for the caller's write transaction (SQLite: BEGIN IMMEDIATE)."""
+        return self.connection.execution_options(sqlite_begin="IMMEDIATE")
 
     def _run(self, sql: str, **params: Any) -> Any:
         return self.connection.execute(text(sql), params)
 
+    def judge_file(self) -> None:
+        """Fill import_repeat with the rows repeating an earlier row of the file (before the
+        write transaction: this needs nothing stored). Repeats are found by a hash aggregate
+        on the staged text (equal text, equal ids) and only repeated groups are ordered."""
+        with self.connection.begin():
+            if self.identified:
+                identity = "st.item, st.rater, st.session, st.labeled_at"
+                self._run(
+                    "INSERT INTO import_repeat (seq, line, first_line, by_key, same) "
+                    "SELECT seq, line, first_line, false, same FROM ("
+                    "SELECT st.seq, st.line, first_value(st.seq) OVER w AS first_seq, "
+                    "first_value(st.line) OVER w AS first_line, "
+                    "st.category_id = first_value(st.category_id) OVER w AS same "
+                    "FROM import_staging st JOIN ("
+                    f"SELECT {identity} FROM import_staging st "
+                    "WHERE st.labeled_at IS NOT NULL AND st.client_key IS NULL "
+                    f"GROUP BY {identity} HAVING count(*) > 1) g "
+                    "ON g.item = st.item AND g.rater = st.rater "
+                    "AND g.session IS NOT DISTINCT FROM st.session "
+                    "AND g.labeled_at = st.labeled_at "
+                    "WHERE st.client_key IS NULL "
+                    f"WINDOW w AS (PARTITION BY {identity} ORDER BY st.seq)"
+                    ") t WHERE seq <> first_seq"
+                )
+            if self.keys:
+                self._run(
+                    "INSERT INTO import_repeat (seq, line, first_line, by_key, same) "
+                    "SELECT seq, line, first_line, true, same FROM ("
+                    "SELECT seq, line, first_value(seq) OVER w AS first_seq, "
+                    "first_value(line) OVER w AS first_line, "
+                    "item = first_value(item) OVER w AND rater = first_value(rater) OVER w "
+                    "AND category_id = first_value(category_id) OVER w "
+                    "AND session IS NOT DISTINCT FROM first_value(session) OVER w "
+                    "AND (labeled_at IS NULL OR first_value(labeled_at) OVER w IS NULL "
+                    "OR labeled_at = first_value(labeled_at) OVER w) AS same "
+                    "FROM import_staging WHERE client_key IS NOT NULL "
+                    "WINDOW w AS (PARTITION BY client_key ORDER BY seq)"
+                    ") t WHERE seq <> first_seq"
+                )
+
     def finish(self, project_id: int, received: int, import_id: int) -> StagedResult:
+        """Resolve, judge against stored labels and insert, in the caller's transaction."""
         try:
             return self._finish(project_id, received, import_id)
         except Exception as error:  # a concurrent writer took a key or a lock first
@@ -102,13 +189,14 @@ class PostgresStaging:
 
     def _finish(self, project_id: int, received: int, import_id: int) -> StagedResult:
         p = {"p": project_id}
-        # Sorts and hashes of a million rows stay in memory (the default 4 MB spills to disk).
-        self._run("SET LOCAL work_mem = '128MB'")
-        self._run("ANALYZE import_staging")
+        if self.dialect == "postgresql":
+            # Sorts and hashes of a million rows stay in memory (the default 4 MB spills).
+            self._run("SET LOCAL work_mem = '128MB'")
+            self._run("ANALYZE import_staging")
         self._run(
             "INSERT INTO raters (project_id, external_id, kind) "
             "SELECT :p, rater, COALESCE(max(rater_kind), 'human') FROM import_staging "
-            "GROUP BY rater ORDER BY rater ON CONFLICT DO NOTHING",
+            "WHERE true GROUP BY rater ORDER BY rater ON CONFLICT DO NOTHING",
             **p,
         )
         if self.kinds:
@@ -120,52 +208,73 @@ class PostgresStaging:
             kind_count = int(self._run(f"SELECT count(*) {kind_rows}", **p).scalar_one())
             if kind_count:
                 found = self._run(
-                    f"SELECT st.row, st.rater, st.rater_kind, r.kind {kind_rows} "
-                    "ORDER BY st.row LIMIT 100",
+                    f"SELECT st.line, st.rater, st.rater_kind, r.kind {kind_rows} "
+                    "ORDER BY st.line LIMIT 100",
                     **p,
                 ).all()
                 return StagedResult(0, 0, [tuple(r) for r in found], kind_count, [], 0)
         self._run(
             "INSERT INTO items (project_id, external_id) "
             "SELECT :p, item FROM (SELECT DISTINCT item FROM import_staging) d "
-            "ORDER BY item ON CONFLICT DO NOTHING",
+            "WHERE true ORDER BY item ON CONFLICT DO NOTHING",
             **p,
         )
         if self.sessions:
             self._sessions(project_id, received)
-        # Fresh statistics: a project's first import multiplies its items, and a plan made
-        # for 10 items (nested loops) is slow for 100k.
-        self._run("ANALYZE items, raters" + (", sessions" if self.sessions else ""))
+        if self.dialect == "postgresql":
+            # Fresh statistics: a project's first import multiplies its items, and a plan
+            # made for 10 items (nested loops) is slow for 100k.
+            self._run("ANALYZE items, raters" + (", sessions" if self.sessions else ""))
         self.resolved = _RESOLVED + (_SESSION if self.sessions else _NO_SESSION)
-        self._run(
-            "CREATE TEMP TABLE import_repeat (row int8, first_row int8, import_id int8, "
-            "by_key bool, same bool) ON COMMIT DROP"
-        )
-        self._judge_repeats(project_id, received)
+        self._judge_stored(project_id)
         counts = self._run(
-            "SELECT count(DISTINCT row), count(DISTINCT row) FILTER (WHERE NOT same) "
+            "SELECT count(DISTINCT seq), count(DISTINCT CASE WHEN NOT same THEN seq END) "
             "FROM import_repeat"
         ).one()
         repeated, conflict_count = int(counts[0]), int(counts[1])
         if conflict_count:
             found = self._run(
-                "SELECT DISTINCT ON (row) row, first_row, import_id, by_key FROM import_repeat "
-                "WHERE NOT same ORDER BY row, first_row NULLS LAST LIMIT 100"
+                "SELECT min(line), min(first_line), max(import_id), "
+                "max(CASE WHEN by_key THEN 1 ELSE 0 END) FROM import_repeat "
+                "WHERE NOT same GROUP BY seq ORDER BY min(line), seq LIMIT 100"
             ).all()
             conflicts = [Repeat(int(r[0]), r[1], r[2], bool(r[3])) for r in found]
             return StagedResult(0, 0, [], 0, conflicts, conflict_count)
-        skip = "WHERE NOT EXISTS (SELECT 1 FROM import_repeat d WHERE d.row = st.row) "
-        inserted = self._run(
-            "INSERT INTO labels (project_id, item_id, rater_id, session_id, category_id, "
-            "labeled_at, received_at, client_key, import_id) "
-            "SELECT :p, i.id, r.id, s.id, st.category_id, COALESCE(st.labeled_at, :recv), "
-            f":recv, st.client_key, :imp {self.resolved} {skip if repeated else ''}"
-            "ORDER BY st.row",
-            recv=received,
-            imp=import_id,
-            **p,
-        ).rowcount
-        return StagedResult(int(inserted), repeated, [], 0, [], 0)
+        inserted = self._insert_labels(project_id, received, import_id, bool(repeated))
+        return StagedResult(inserted, repeated, [], 0, [], 0)
+
+    def _insert_labels(self, project_id: int, received: int, import_id: int, skip: bool) -> int:
+        """Insert the staged labels. Every reference is a join result of this transaction
+        (items, raters, sessions of the project, categories checked by the caller), so on
+        SQLite the per-row reference trigger (four lookups per label, most of the write's
+        time) is dropped for this one statement and created again, from its stored text,
+        before the transaction ends: other writers, which cannot write between the two (the
+        write lock is ours), always find it in place."""
+        trigger = None
+        if self.dialect == "sqlite":
+            trigger = self._run(
+                "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = :name",
+                name=_INSERT_CHECK,
+            ).scalar()
+            if trigger is not None:
+                self.connection.exec_driver_sql(f"DROP TRIGGER {_INSERT_CHECK}")
+        try:
+            where = "WHERE NOT EXISTS (SELECT 1 FROM import_repeat d WHERE d.seq = st.seq) "
+            return int(
+                self._run(
+                    "INSERT INTO labels (project_id, item_id, rater_id, session_id, "
+                    "category_id, labeled_at, received_at, client_key, import_id) "
+                    "SELECT :p, i.id, r.id, s.id, st.category_id, COALESCE(st.labeled_at, "
+                    f":recv), :recv, st.client_key, :imp {self.resolved} {where if skip else ''}"
+                    "ORDER BY st.seq",
+                    p=project_id,
+                    recv=received,
+                    imp=import_id,
+                ).rowcount
+            )
+        finally:
+            if trigger is not None:
+                self.connection.exec_driver_sql(trigger)
 
     def _sessions(self, project_id: int, received: int) -> None:
         spans = (
@@ -177,56 +286,24 @@ class PostgresStaging:
         self._run(
             "INSERT INTO sessions (project_id, rater_id, external_id, started_at, ended_at) "
             f"SELECT :p, rater_id, session, lo, hi FROM ({spans}) a "
-            "ORDER BY rater_id, session ON CONFLICT DO NOTHING",
+            "WHERE true ORDER BY rater_id, session ON CONFLICT DO NOTHING",
             recv=received,
             p=project_id,
         )
         # Sessions that existed before widen to cover the new labels.
         self._run(
-            "UPDATE sessions s SET started_at = LEAST(s.started_at, a.lo), "
-            f"ended_at = GREATEST(s.ended_at, a.hi) FROM ({spans}) a "
+            "UPDATE sessions AS s SET "
+            "started_at = CASE WHEN a.lo < s.started_at THEN a.lo ELSE s.started_at END, "
+            "ended_at = CASE WHEN a.hi > s.ended_at THEN a.hi ELSE s.ended_at END "
+            f"FROM ({spans}) a "
             "WHERE s.project_id = :p AND s.rater_id = a.rater_id AND s.external_id = a.session "
             "AND (s.started_at > a.lo OR s.ended_at < a.hi)",
             recv=received,
             p=project_id,
         )
 
-    def _judge_repeats(self, project_id: int, received: int) -> None:
-        """Fill import_repeat (row, first_row, import_id, by_key, same): every staged row
-        that repeats an earlier staged row or a stored label, and whether it is the same.
-        Inside the file, repeats are found by a hash aggregate on the staged text (equal
-        text, equal ids) and only repeated groups are ordered."""
-        if self.identified:
-            identity = "st.item, st.rater, st.session, st.labeled_at"
-            self._run(
-                "INSERT INTO import_repeat (row, first_row, by_key, same) "
-                "SELECT row, first_row, false, same FROM ("
-                "SELECT st.row, first_value(st.row) OVER w AS first_row, "
-                "st.category_id = first_value(st.category_id) OVER w AS same "
-                "FROM import_staging st JOIN ("
-                f"SELECT {identity} FROM import_staging st "
-                "WHERE st.labeled_at IS NOT NULL AND st.client_key IS NULL "
-                f"GROUP BY {identity} HAVING count(*) > 1) g "
-                "ON g.item = st.item AND g.rater = st.rater "
-                "AND g.session IS NOT DISTINCT FROM st.session AND g.labeled_at = st.labeled_at "
-                "WHERE st.client_key IS NULL "
-                f"WINDOW w AS (PARTITION BY {identity} ORDER BY st.row)"
-                ") t WHERE row <> first_row"
-            )
-        if self.keys:
-            self._run(
-                "INSERT INTO import_repeat (row, first_row, by_key, same) "
-                "SELECT row, first_row, true, same FROM ("
-                "SELECT row, first_value(row) OVER w AS first_row, "
-                "item = first_value(item) OVER w AND rater = first_value(rater) OVER w "
-                "AND category_id = first_value(category_id) OVER w "
-                "AND session IS NOT DISTINCT FROM first_value(session) OVER w "
-                "AND (labeled_at IS NULL OR first_value(labeled_at) OVER w IS NULL "
-                "OR labeled_at = first_value(labeled_at) OVER w) AS same "
-                "FROM import_staging WHERE client_key IS NOT NULL "
-                "WINDOW w AS (PARTITION BY client_key ORDER BY row)"
-                ") t WHERE row <> first_row"
-            )
+    def _judge_stored(self, project_id: int) -> None:
+        """Add to import_repeat the staged rows that repeat a stored label."""
         stored = self._run(
             "SELECT EXISTS (SELECT 1 FROM labels WHERE project_id = :p)", p=project_id
         ).scalar_one()
@@ -234,18 +311,19 @@ class PostgresStaging:
             return  # a first import: nothing stored to repeat
         if self.identified:
             self._run(
-                "INSERT INTO import_repeat (row, import_id, by_key, same) "
-                "SELECT st.row, max(l.import_id), false, bool_and(l.category_id = st.category_id) "
+                "INSERT INTO import_repeat (seq, line, import_id, by_key, same) "
+                "SELECT st.seq, min(st.line), max(l.import_id), false, "
+                "min(CASE WHEN l.category_id = st.category_id THEN 1 ELSE 0 END) = 1 "
                 f"{self.resolved} JOIN labels l ON l.project_id = :p "
                 "AND l.item_id = i.id AND l.rater_id = r.id AND l.labeled_at = st.labeled_at "
                 "AND l.session_id IS NOT DISTINCT FROM s.id "
-                "WHERE st.labeled_at IS NOT NULL AND st.client_key IS NULL GROUP BY st.row",
+                "WHERE st.labeled_at IS NOT NULL AND st.client_key IS NULL GROUP BY st.seq",
                 p=project_id,
             )
         if self.keys:
             self._run(
-                "INSERT INTO import_repeat (row, import_id, by_key, same) "
-                "SELECT st.row, l.import_id, true, l.item_id = i.id "
+                "INSERT INTO import_repeat (seq, line, import_id, by_key, same) "
+                "SELECT st.seq, st.line, l.import_id, true, l.item_id = i.id "
                 "AND l.rater_id = r.id AND l.category_id = st.category_id "
                 "AND l.session_id IS NOT DISTINCT FROM s.id "
                 "AND (st.labeled_at IS NULL OR l.labeled_at = st.labeled_at) "

@@ -17,7 +17,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Self
 
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
 from auditor.storage.alert_log_repository import AlertLog
@@ -34,7 +34,8 @@ class UnitOfWork:
     alerts: AlertRepository
     alert_log: AlertLog
 
-    def __init__(self, engine: Engine, *, read_only: bool = False) -> None:
+    def __init__(self, engine: Engine | Connection, *, read_only: bool = False) -> None:
+        # A Connection: the transaction runs on it (a staged import's own connection).
         # SQLite: a writer takes the write lock when it begins (BEGIN IMMEDIATE), so two
         # writers queue on the busy timeout instead of one failing when it upgrades a read.
         self.engine = engine if read_only else engine.execution_options(sqlite_begin="IMMEDIATE")

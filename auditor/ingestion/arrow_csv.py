@@ -1,0 +1,216 @@
+"""CSV read by pyarrow's streaming reader, in C, as columns (``ColumnBatch``es).
+
+The Python reader (``readers.py``) stays the reference: this one reads the same files the
+same way, giving the same line numbers, and where it could not (a quoted field holding a line
+break, a lone carriage return as a line end) ``prescan`` says so before anything is read and
+the caller falls back to the Python reader. Line numbers: every data record is one physical
+line (the prescan ensures it); blank lines are skipped by both readers and found by the
+prescan, rows with a wrong number of fields are reported by pyarrow with their physical
+line; the n-th record is then the n-th physical line that is neither.
+
+Values are read as bytes and checked for UTF-8 per batch: a batch holding bytes that are not
+UTF-8 is handed to the Python validator decoded as the Python reader decodes it (lone
+surrogates, reported per field), so such a file gets the same errors either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+
+from auditor.ingestion.batch import FIELDS, RawBatch, ValidBatch
+from auditor.ingestion.errors import RowError
+
+PRESCAN_CHUNK = 16 << 20
+BLOCK_SIZE = (1 << 20, 64 << 20)  # bytes pyarrow parses at once: least, most
+
+
+@dataclass(frozen=True)
+class Prescan:
+    """What the byte scan found: lines (1-based) that are blank, and how many lines hold
+    something after the header."""
+
+    blank_lines: np.ndarray
+    data_lines: int
+
+
+def prescan(binary: BinaryIO) -> Prescan | None:
+    """Scan the file's bytes once (in chunks of whole lines, so memory stays bounded): blank
+    lines, and whether every record is one line. None: the Python reader must read this
+    file (a quoted line break, unbalanced quotes, a lone carriage return, bytes that are not
+    UTF-8)."""
+    blank: list[np.ndarray] = []
+    line_offset = 0  # lines ended before the current chunk
+    last = b""
+    binary.seek(0)
+    while chunk := binary.read(PRESCAN_CHUNK):
+        if not chunk.endswith(b"\n"):
+            chunk += binary.readline()  # whole lines: a chunk starts at a line start
+        if b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n"):
+            return None  # a lone CR ends a line for Python's csv module
+        try:
+            chunk.decode("utf-8")  # whole lines: no character is cut
+        except UnicodeDecodeError:
+            return None  # reported per field by the Python reader
+        quoted = b'"' in chunk
+        has_blank = chunk.startswith((b"\n", b"\r\n")) or b"\n\n" in chunk or b"\n\r\n" in chunk
+        if quoted or has_blank:
+            data = np.frombuffer(chunk, dtype=np.uint8)
+            ends = np.flatnonzero(data == 10)
+            if quoted:
+                quotes = np.flatnonzero(data == 34)
+                per_line = np.bincount(np.searchsorted(ends, quotes), minlength=len(ends) + 1)
+                if (per_line % 2).any():
+                    return None  # a quoted field spans a line end (or quotes are unbalanced)
+            if has_blank:
+                starts = np.concatenate(([-1], ends[:-1])) + 1
+                length = ends - starts
+                is_blank = (length == 0) | ((length == 1) & (data[np.maximum(ends - 1, 0)] == 13))
+                blank.append(np.flatnonzero(is_blank) + line_offset + 1)
+        line_offset += chunk.count(b"\n")
+        last = chunk
+    binary.seek(0)
+    found = np.concatenate(blank) if blank else np.empty(0, dtype=np.int64)
+    found = found[found > 1].astype(np.int64)
+    lines = line_offset + (0 if last.endswith(b"\n") or not last else 1)
+    return Prescan(blank_lines=found, data_lines=lines - 1 - len(found))
+
+
+class ColumnBatch:
+    """A batch read by pyarrow: ``table`` holds one column per field (bytes), ``lines`` the
+    1-based line of each record. Behaves as a ``RawBatch`` (its lists are made on first use)
+    and validates column-wise (``auditor.ingestion.columnar``)."""
+
+    def __init__(self, table: pa.Table, lines: np.ndarray, errors: list[RowError]) -> None:
+        self.table = table
+        self.lines = lines
+        self.errors = errors
+        self._raw: RawBatch | None = None
+        self._text: pa.Table | bool | None = False  # False: not yet tried
+
+    def __len__(self) -> int:
+        return len(self.lines) + len({error.row for error in self.errors})
+
+    @property
+    def last_line(self) -> int:
+        """The last line this batch gives (a record or a bad row)."""
+        return max([int(self.lines[-1]) if len(self.lines) else 1] + [e.row for e in self.errors])
+
+    def text(self) -> pa.Table | None:
+        """The columns as UTF-8 strings, or None when some value is not UTF-8."""
+        if self._text is False:
+            try:
+                self._text = pa.table(
+                    {name: column.cast(pa.string()) for name, column in self._columns()}
+                )
+            except pa.ArrowInvalid:
+                self._text = None
+        return self._text
+
+    def _columns(self) -> Iterator[tuple[str, pa.ChunkedArray]]:
+        for name in self.table.column_names:
+            yield name, self.table.column(name)
+
+    def raw(self) -> RawBatch:
+        """The batch as the Python reader gives it (bytes decoded as it decodes them)."""
+        if self._raw is None:
+            columns: dict[str, list[object]] = {
+                name: [
+                    value.decode("utf-8", errors="surrogateescape") for value in column.to_pylist()
+                ]
+                for name, column in self._columns()
+            }
+            self._raw = RawBatch(rows=self.lines.tolist(), errors=self.errors, **columns)
+        return self._raw
+
+    def validated(self, categories: list[str] | None) -> ValidBatch:
+        from auditor.ingestion.batch import validate_batch
+        from auditor.ingestion.columnar import validate_columns
+
+        table = self.text()
+        if table is None:
+            return validate_batch(self.raw(), categories)
+        return validate_columns(table, self.lines, self.errors, categories)
+
+    # The RawBatch interface, for code that reads a batch's lists.
+    @property
+    def rows(self) -> list[int]:
+        return self.raw().rows
+
+    def __getattr__(self, name: str) -> object:
+        if name in FIELDS:
+            return getattr(self.raw(), name)
+        raise AttributeError(name)
+
+
+def arrow_batches(
+    binary: BinaryIO,
+    columns: list[str],
+    delimiter: str,
+    batch_size: int,
+    scan: Prescan,
+) -> Iterator[ColumnBatch]:
+    """Batches of at most ``batch_size`` records of a CSV whose header (line 1) gave
+    ``columns`` (the field each column feeds, "" for an ignored one)."""
+    if scan.data_lines <= 0:
+        return  # the header alone (pyarrow refuses to skip it): no rows, as in Python
+    width = len(columns)
+    names = [name or f"ignored {index}" for index, name in enumerate(columns)]
+    invalid: list[int] = []  # lines of records with a wrong number of fields, in order
+    pending: list[RowError] = []
+
+    # pyarrow numbers a bad record by the non-blank lines up to it (the header is 1).
+    blank_gaps = scan.blank_lines - np.arange(len(scan.blank_lines))
+
+    def on_invalid(row: pa_csv.InvalidRow) -> str:
+        number = int(row.number)
+        line = number + int(np.searchsorted(blank_gaps, number, side="right"))
+        invalid.append(line)
+        message = f"has {row.actual_columns} fields, the header has {width}"
+        pending.append(RowError(line, None, message))
+        return "skip"
+
+    kept = [name for name in names if not name.startswith("ignored ")]
+    reader = pa_csv.open_csv(
+        binary,
+        read_options=pa_csv.ReadOptions(
+            use_threads=False,
+            block_size=min(max(batch_size * 48, BLOCK_SIZE[0]), BLOCK_SIZE[1]),
+            skip_rows=1,
+            column_names=names,
+        ),
+        parse_options=pa_csv.ParseOptions(delimiter=delimiter, invalid_row_handler=on_invalid),
+        convert_options=pa_csv.ConvertOptions(
+            column_types=dict.fromkeys(kept, pa.binary()),
+            include_columns=kept,
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        ),
+    )
+    done = 0  # records read so far
+    for record_batch in reader:
+        table = pa.Table.from_batches([record_batch])
+        excluded = np.union1d(scan.blank_lines, np.asarray(invalid, dtype=np.int64))
+        # The n-th record (0-based) is on the n-th line from 2 that is not excluded.
+        gaps = excluded - np.arange(len(excluded)) - 2
+        positions = np.arange(done, done + len(table), dtype=np.int64)
+        lines = positions + 2 + np.searchsorted(gaps, positions, side="right")
+        done += len(table)
+        for start in range(0, len(table), batch_size):
+            last = int(lines[min(start + batch_size, len(lines)) - 1])
+            errors = [e for e in pending if e.row < last]
+            pending[:] = [e for e in pending if e.row >= last]
+            yield ColumnBatch(
+                table.slice(start, batch_size), lines[start : start + batch_size], errors
+            )
+    if pending:
+        yield ColumnBatch(
+            pa.table({name: pa.array([], pa.binary()) for name in kept}),
+            np.empty(0, dtype=np.int64),
+            list(pending),
+        )
