@@ -16,6 +16,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from auditor.cli._common import errors_shown
 from auditor.config import get_settings
 from auditor.storage.db import describe_database_error, missing_database_name
 from auditor.storage.presence import MissingDatabase, find_missing_database
@@ -71,7 +72,8 @@ class _DatabaseFirst(TyperGroup):
                 message = missing_database_message(missing)
                 typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
                 raise typer.Exit(2)
-        return super().invoke(ctx)
+        with errors_shown():  # every command's auditor.errors, in one place
+            return super().invoke(ctx)
 
 
 app = typer.Typer(

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from auditor.ingestion.batch import RawBatch
-from auditor.services import ServiceError
+from auditor.services import Invalid
 from auditor.services.ingest import (
     RACE_RETRIES,
     IngestResult,
@@ -34,8 +34,10 @@ from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 
 
-class IdempotencyMismatch(ServiceError):
+class IdempotencyMismatch(Invalid):
     """The Idempotency-Key was used before with another request body."""
+
+    code = "idempotency_mismatch"
 
 
 @dataclass(frozen=True)

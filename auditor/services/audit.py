@@ -27,6 +27,7 @@ from typing import Any
 
 import auditor
 from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings
+from auditor.errors import Failure
 from auditor.services import NotFound, recompute_health
 from auditor.services.repeat_coverage import add_coverage
 from auditor.snapshots.dirty import (
@@ -54,12 +55,12 @@ log = logging.getLogger(__name__)
 TEST_DELAY_ENV = "AUDITOR_TEST_RECOMPUTE_DELAY"
 
 
-class RecomputeInterrupted(RuntimeError):
+class RecomputeInterrupted(Failure):
     """The database went away during a recompute (restart, terminated backend, dropped
     connection). Nothing was written; running the same recompute again is safe."""
 
 
-class RecomputeFailed(RuntimeError):
+class RecomputeFailed(Failure):
     """A recompute failed for a reason retrying at once would not fix. Nothing was written;
     the failure is recorded on the project (``recompute_health``), which the scan leaves
     alone for a growing backoff."""

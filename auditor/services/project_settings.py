@@ -38,8 +38,7 @@ class InvalidSetting(Invalid):
     """A bad setting; ``field`` names it (shells point at it)."""
 
     def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
+        super().__init__(message, field=field)
 
 
 @dataclasses.dataclass(frozen=True)

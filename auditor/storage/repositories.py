@@ -32,6 +32,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session as OrmSession
 
 from auditor.domain import RaterKind
+from auditor.errors import Failure
 from auditor.storage.models import Category, Item, Label, Project, Rater, Session
 
 CHUNK = 500  # ids per IN (...) list: well under SQLite's bound-parameter limit
@@ -77,7 +78,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class WriteConflict(RuntimeError):
+class WriteConflict(Failure):
     """A concurrent transaction got in the way (a deadlock, or one of this batch's client keys
     inserted first). The transaction is lost; running it again resolves the conflict."""
 
