@@ -22,12 +22,12 @@ from tests.integration.alerts.support import ingest, kappa_rule, labels
 ROOT = Path(__file__).resolve().parents[3]
 AUDITOR = Path(sys.executable).parent / "auditor"
 
-# Where a recompute can start: the CLI commands recompute, run and demo; the embedded loop of
-# `auditor serve` (auditor.server starts it from auditor.services.embedded); the Celery worker
-# (`celery -A workers` imports the package, whose tasks call recompute_project). Not
-# auditor.services.demo: a library, run with or without alerts by its callers.
+# Where a recompute can start: the CLI commands recompute, run and demo (auditor.cli imports
+# a command's module when it runs); the embedded loop of `auditor serve` (auditor.server
+# starts it from auditor.services.embedded); the Celery worker (`celery -A workers` imports the
+# package, whose tasks call recompute_project). Not auditor.services.demo: a library, run with
+# or without alerts by its callers.
 ENTRY_MODULES = [
-    "auditor.cli",
     "auditor.cli.recompute",
     "auditor.cli.demo",
     "auditor.services.embedded",
