@@ -25,6 +25,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/python tools/check_cycles.py auditor
 
 test: lint
 	$(BIN)/python -m pytest

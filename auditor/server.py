@@ -16,7 +16,7 @@ from fastapi import FastAPI
 
 from auditor.api import create_app
 from auditor.config import Settings, get_settings
-from auditor.services.embedded import start_in_thread
+from auditor.services.recompute.embedded import start_in_thread
 from auditor.storage.unit_of_work import UnitOfWork
 from auditor.web import install_dashboard
 

@@ -35,9 +35,9 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from auditor.services.audit import find_project_id
-from auditor.services.keys import create_key
-from auditor.services.projects import create_project
+from auditor.services.access.keys import create_key
+from auditor.services.projects.projects import create_project
+from auditor.services.recompute.recompute import find_project_id
 from auditor.storage import migrate
 from auditor.storage.db import make_engine, to_micros
 from auditor.storage.models import Item, PlannedRepeat

@@ -38,8 +38,8 @@ from copy_floor import best_copy, create_shaped, rows_as_copy_text
 from sqlalchemy.engine import make_url
 
 from auditor.ingestion.readers import LabelFileReader
-from auditor.services.ingest import import_batches
-from auditor.services.projects import create_project
+from auditor.services.ingest.labels import import_batches
+from auditor.services.projects.projects import create_project
 from auditor.storage import migrate
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork

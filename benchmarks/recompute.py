@@ -40,8 +40,8 @@ from sqlalchemy.engine import make_url
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from auditor.domain import ProjectSettings
-from auditor.services.audit import find_project_id, recompute_project
-from auditor.services.projects import create_project
+from auditor.services.projects.projects import create_project
+from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.stats import compute_measures
 from auditor.stats.synthetic import items_for, synthetic_project
 from auditor.storage import migrate
@@ -197,7 +197,7 @@ def child_parts(url: str, project_id: int, with_rows: bool) -> dict:
 
 
 def child_recompute(url: str, project_id: int) -> dict:
-    from auditor.services.audit import scan_dirty_projects
+    from auditor.services.recompute.recompute import scan_dirty_projects
 
     engine = make_engine(url)
     started = time.perf_counter()
@@ -304,7 +304,7 @@ def child_sqlite(url: str, project_id: int) -> dict:
 def sustained(url: str, seconds: float, base_labels: int) -> None:
     import redis
 
-    from auditor.services.ingest import ingest_labels
+    from auditor.services.ingest.labels import ingest_labels
 
     scan = 2.0
     project_id = make_project(url, "live", base_labels, seed=5)

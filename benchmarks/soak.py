@@ -45,8 +45,8 @@ from sqlalchemy.engine import make_url
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from auditor.services.keys import create_key  # noqa: E402
-from auditor.services.projects import create_project  # noqa: E402
+from auditor.services.access.keys import create_key  # noqa: E402
+from auditor.services.projects.projects import create_project  # noqa: E402
 from auditor.storage import migrate  # noqa: E402
 from auditor.storage.db import make_engine  # noqa: E402
 from auditor.storage.unit_of_work import UnitOfWork  # noqa: E402

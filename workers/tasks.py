@@ -26,9 +26,9 @@ from celery import Task
 
 from auditor.config import get_settings
 from auditor.services import alerts as _alerts  # noqa: F401  (evaluates rules after snapshots)
-from auditor.services import recompute_health
 from auditor.services.alert_delivery import deliver_due
-from auditor.services.audit import (
+from auditor.services.recompute import health as recompute_health
+from auditor.services.recompute.recompute import (
     RecomputeFailed,
     RecomputeInterrupted,
     recompute_project,

@@ -101,7 +101,7 @@ METRICS_BY_SUBJECT: dict[str, tuple[str, ...]] = {
         "reliability",
         "random_choice",
         "s_vs_group",
-        # repeat coverage (cumulative snapshot only; auditor.services.repeat_coverage)
+        # repeat coverage (cumulative snapshot only; auditor.services.recompute.repeat_coverage)
         "repeat_coverage",
         "repeats_needed",
         "repeats_planned",

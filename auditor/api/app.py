@@ -7,8 +7,6 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
 from fastapi import FastAPI
-from fastapi.routing import APIRoute
-from starlette.routing import BaseRoute
 
 from auditor import __version__
 from auditor.api.auth_first import AuthFirstMiddleware
@@ -88,15 +86,3 @@ def _document_guards(app: FastAPI) -> None:
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
-
-
-def api_routes(routes: list[BaseRoute]) -> list[APIRoute]:
-    """Every JSON route of an app, flattened: recent FastAPI keeps an included router as one
-    entry of ``app.routes`` (with the router as ``original_router``), not as its routes."""
-    found: list[APIRoute] = []
-    for route in routes:
-        if isinstance(route, APIRoute):
-            found.append(route)
-        elif hasattr(route, "original_router"):
-            found.extend(api_routes(route.original_router.routes))
-    return found

@@ -21,8 +21,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from auditor.api.errors import ApiError
 from auditor.config import Settings
-from auditor.services.keys import Principal, Role, authenticate, record_use
-from auditor.services.public_ids import LIMIT, PublicIds, load_public_ids
+from auditor.services.access.keys import Principal, Role, authenticate, record_use
+from auditor.services.access.public_ids import LIMIT, PublicIds, load_public_ids
 from auditor.storage.unit_of_work import UnitOfWork
 
 if TYPE_CHECKING:
@@ -53,7 +53,8 @@ ReadUow = Annotated[UnitOfWork, Depends(read_uow)]
 
 
 def public_ids(request: Request) -> PublicIds:
-    """The deployment's opaque-id permutation (``auditor.services.public_ids``), loaded once."""
+    """The deployment's opaque-id permutation (``auditor.services.access.public_ids``), loaded
+    once."""
     found = getattr(request.app.state, "public_ids", None)
     if found is None:
         found = load_public_ids(UnitOfWork(request.app.state.engine))

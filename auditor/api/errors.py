@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Send
 
+from auditor.api.routing import api_routes
 from auditor.errors import AuditorError, Conflict, Failure, Invalid, NotFound
 from auditor.storage.db import is_lock_timeout
 
@@ -159,8 +160,6 @@ def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
 
 
 def _allowed(request: Request) -> list[str]:
-    from auditor.api.app import api_routes  # the app module imports this one
-
     methods: set[str] = set()
     for route in api_routes(request.app.routes):
         if route.path_regex.match(request.url.path):

@@ -22,6 +22,7 @@ from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from auditor.api.errors import BodyRejected, send_error
+from auditor.api.routing import api_routes
 
 NUL = "\x00"
 NUL_MESSAGE = "contains the NUL character U+0000, which is not allowed"
@@ -47,8 +48,6 @@ def _path_details(scope: Scope) -> list[dict[str, Any]]:
     path: str = scope.get("path", "")
     if NUL not in path:
         return []
-    from auditor.api.app import api_routes  # the app module imports this one
-
     for route in api_routes(scope["app"].routes):
         match = route.path_regex.match(path)
         if match is not None:

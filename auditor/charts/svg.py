@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
 
 from auditor.charts.scale import label_width, time_ticks, y_domain, y_ticks
 from auditor.charts.undefined import undefined_markers
+from auditor.charts.values import ChartPoint, ChartSeries, HeatCell
 
 # Krippendorff's conventions: accept data at alpha >= 0.800, tentative conclusions >= 0.667.
 THRESHOLDS: tuple[tuple[float, str], ...] = ((0.667, "0.667 tentative"), (0.800, "0.800 reliable"))
@@ -35,35 +35,6 @@ _INSET = 12
 _REFERENCE = "#b22222"
 _AXIS = "#888"
 _GRID = "#e5e5e5"
-
-
-@dataclass(frozen=True)
-class ChartPoint:
-    """One measurement: ``value`` None means undefined, and ``reason`` says why."""
-
-    at: datetime
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    n: int | None = None
-    reason: str | None = None
-
-
-@dataclass(frozen=True)
-class ChartSeries:
-    name: str
-    color: str
-    points: Sequence[ChartPoint] = field(default_factory=tuple)
-    dashed: bool = False
-
-
-@dataclass(frozen=True)
-class HeatCell:
-    row: str
-    column: str
-    value: float | None
-    n: int | None = None
-    reason: str | None = None
 
 
 def _fmt(value: float | None) -> str:

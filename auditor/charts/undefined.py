@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from html import escape
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from auditor.charts.svg import ChartPoint
+from auditor.charts.values import ChartPoint
 
 COLOR = "#999"
 RADIUS = 3.5  # a lone marker

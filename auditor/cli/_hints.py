@@ -6,8 +6,8 @@ from __future__ import annotations
 from auditor.cli._common import unit_of_work
 from auditor.config import get_settings
 from auditor.services import NotFound
-from auditor.services.projects import show_project
-from auditor.services.queries import snapshot_counts
+from auditor.services.projects.projects import show_project
+from auditor.services.queries.history import snapshot_counts
 
 
 def how_to_get_a_snapshot(project: str, scope: str | None = None) -> str | None:

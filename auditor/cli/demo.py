@@ -2,7 +2,7 @@
 
 Runs on the embedded default: a fresh SQLite file (``./auditor-demo.db``, recreated each run so
 reruns are clean), the same ingestion, recompute and history services as the deployment, on
-a simulated clock. See ``auditor.services.demo`` for the story.
+a simulated clock. See ``auditor.services.demo.simulation`` for the story.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import typer
 from auditor.cli._common import fail, parse_time
 from auditor.services import Conflict
 from auditor.services.alert_demo import describe, drain_notifications, install_demo_alerts
-from auditor.services.demo import (
+from auditor.services.demo.simulation import (
     DEGRADED_DAYS,
     DEGRADING_RATER,
     HISTORY_COLUMNS,

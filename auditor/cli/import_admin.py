@@ -10,7 +10,7 @@ import typer
 from auditor.cli._common import confirm, unit_of_work
 
 if TYPE_CHECKING:
-    from auditor.services.imports import ImportView
+    from auditor.services.ingest.imports import ImportView
 
 
 def _line(view: ImportView) -> str:
@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="A JSON list of objects."),
     ) -> None:
         """Every import of a project, oldest first: id, when, source, counts, who, reverted."""
-        from auditor.services.imports import list_imports
+        from auditor.services.ingest.imports import list_imports
 
         views = list_imports(unit_of_work(read_only=True), project)
         if as_json:
@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """One import: source, content hash, counts, who, when, and whether it was reverted."""
-        from auditor.services.imports import show_import
+        from auditor.services.ingest.imports import show_import
 
         view = show_import(unit_of_work(read_only=True), project, import_id)
         data = view.as_dict()
@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
         yes: bool = typer.Option(False, "--yes", help="Do not ask (needed off a terminal)."),
     ) -> None:
         """Delete every label of one import, in one transaction (snapshots stay)."""
-        from auditor.services.imports import revert_import, show_import
+        from auditor.services.ingest.imports import revert_import, show_import
 
         view = show_import(unit_of_work(read_only=True), project, import_id)
         confirm(

@@ -26,7 +26,7 @@ from auditor.cli._read_options import (
 )
 from auditor.config import get_settings
 from auditor.ingestion.readers import LabelFileReader, ReadOptions
-from auditor.services.ingest import ImportResult, import_batches
+from auditor.services.ingest.labels import ImportResult, import_batches
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from auditor.config import get_settings
-from auditor.services.keys import Role, create_key, list_keys, revoke_key
+from auditor.services.access.keys import Role, create_key, list_keys, revoke_key
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 

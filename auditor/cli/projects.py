@@ -7,9 +7,7 @@ import typer
 from auditor.cli._common import confirm, fail, unit_of_work
 from auditor.config import get_settings
 from auditor.domain import CollapsePolicy, IntervalMethod, RaterModel, RhoMode, RhoUnrated
-from auditor.services.audit import find_project_id
-from auditor.services.project_settings import SettingCaps
-from auditor.services.projects import (
+from auditor.services.projects.projects import (
     ProjectView,
     add_categories,
     create_project,
@@ -18,7 +16,9 @@ from auditor.services.projects import (
     rename_category,
     show_project,
 )
-from auditor.services.recompute_health import FailureRow, failures
+from auditor.services.projects.settings import SettingCaps
+from auditor.services.recompute.health import FailureRow, failures
+from auditor.services.recompute.recompute import find_project_id
 
 _DEFAULTS = "defaults: MEASURES.md"
 
@@ -139,7 +139,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Delete a project and everything it owns (labels, imports, snapshots, alerts,
         keys), in one transaction."""
-        from auditor.services.imports import delete_project
+        from auditor.services.ingest.imports import delete_project
 
         view = show_project(unit_of_work(read_only=True), slug)
         counts = ", ".join(f"{n} {name}" for name, n in (view.counts or {}).items())

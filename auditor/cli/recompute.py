@@ -23,9 +23,9 @@ from auditor.cli._hints import how_to_get_a_snapshot
 from auditor.config import get_settings
 from auditor.services import NotFound
 from auditor.services import alerts as _evaluation  # noqa: F401  (rules judged after each snapshot)
-from auditor.services.audit import find_project_id, recompute_project
-from auditor.services.embedded import run_embedded, start_in_thread
-from auditor.services.queries import metric_history, snapshot_view
+from auditor.services.queries.history import metric_history, snapshot_view
+from auditor.services.recompute.embedded import run_embedded, start_in_thread
+from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.snapshots.scopes import CUMULATIVE
 from auditor.storage.db import display_url
 

@@ -8,7 +8,7 @@ import json
 import typer
 
 from auditor.cli._common import unit_of_work
-from auditor.services.repeats import plan_repeats, repeat_status, update_repeat_settings
+from auditor.services.repeats.planner import plan_repeats, repeat_status, update_repeat_settings
 
 
 def register(app: typer.Typer) -> None:

@@ -9,6 +9,7 @@ import typer
 
 from auditor.cli._common import fail
 from auditor.config import get_settings
+from auditor.services.queries.dashboard import project_detail
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -29,18 +30,19 @@ def register(app: typer.Typer) -> None:
             fail("nothing to write: give --out FILE.html and/or --png DIR", code=2)
         engine = make_engine(get_settings().database_url)
         try:
+            detail = project_detail(UnitOfWork(engine, read_only=True), project)
             if out is not None:
-                from auditor.services.report import render_report
+                from auditor.presentation.report import render_report
 
-                html = render_report(UnitOfWork(engine, read_only=True), project)
+                html = render_report(detail)
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_text(html, encoding="utf-8")
                 typer.echo(f"wrote {out} ({len(html.encode()) // 1024} KiB)")
             if png is not None:
                 # Imported only when asked for: matplotlib takes a while to load.
-                from auditor.services.report_png import write_pngs
+                from auditor.presentation.report_png import write_pngs
 
-                for path in write_pngs(UnitOfWork(engine, read_only=True), project, png):
+                for path in write_pngs(detail, png):
                     typer.echo(f"wrote {path}")
         except OSError as error:
             fail(f"cannot write the report: {error}")

@@ -31,6 +31,6 @@ def register(app: typer.Typer) -> None:
             workers=workers,
             log_level=settings.log_level.lower(),
             # The peer stays the TCP peer: which proxy to believe is AUDITOR_TRUSTED_PROXIES'
-            # decision (auditor.services.client_access), not uvicorn's loopback default.
+            # decision (auditor.services.access.client_access), not uvicorn's loopback default.
             proxy_headers=False,
         )

@@ -48,8 +48,8 @@ from auditor.alerting import (
     step,
 )
 from auditor.notifiers import Notification
-from auditor.services import audit
-from auditor.services.public_ids import public_ids_in
+from auditor.services.access.public_ids import public_ids_in
+from auditor.services.recompute import recompute as audit
 from auditor.storage import alert_repository as repo
 from auditor.storage.unit_of_work import UnitOfWork
 

@@ -137,27 +137,28 @@ def claim_idempotency_key(
 
 
 def finish_idempotency_key(
-    db: Session, project_id: int, key: str, status: int, response: dict[str, Any]
+    db: Session, project_id: int, key: str, response: dict[str, Any]
 ) -> None:
+    """Store the response of a successful post (only successes are remembered: a rejected
+    batch rolls its record back). ``status`` tells a finished record (200) from a pending
+    one (0)."""
     db.execute(
         update(IdempotencyRecord)
         .where(IdempotencyRecord.project_id == project_id, IdempotencyRecord.idempotency_key == key)
-        .values(status=status, response=response)
+        .values(status=200, response=response)
     )
 
 
 def find_idempotency_record(
     db: Session, project_id: int, key: str
-) -> tuple[str, int, dict[str, Any]] | None:
-    """(request hash, status, response) of a recorded key."""
+) -> tuple[str, dict[str, Any]] | None:
+    """(request hash, response) of a recorded key."""
     row = db.execute(
-        select(
-            IdempotencyRecord.request_hash, IdempotencyRecord.status, IdempotencyRecord.response
-        ).where(
+        select(IdempotencyRecord.request_hash, IdempotencyRecord.response).where(
             IdempotencyRecord.project_id == project_id, IdempotencyRecord.idempotency_key == key
         )
     ).first()
-    return None if row is None else (row[0], int(row[1]), dict(row[2]))
+    return None if row is None else (row[0], dict(row[1]))
 
 
 # --- lists ----------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Secrets of this deployment, made once and shared by every process through the database.
 
 ``public_ids`` keys the permutation that turns global row ids into the opaque ids a project
-key sees (``auditor.services.public_ids``). It is created by migration 0007; a database made
+key sees (``auditor.services.access.public_ids``). It is created by migration 0007; a database made
 some other way gets one on first use.
 """
 

@@ -1,4 +1,4 @@
-"""The dashboard: server-rendered pages over the read services, charts as inline SVG.
+"""The dashboard: the pages of ``auditor.presentation`` over the read services, served.
 
 ``install_dashboard(app)`` adds the pages at ``/`` and the static files at ``/static`` to a
 FastAPI app (the composition root ``auditor.server`` calls it after ``create_app``). The

@@ -4,13 +4,13 @@ The dashboard is read-only but shows every project's reliability, so it is close
 
 - No operator token configured (``AUDITOR_DASHBOARD_TOKEN`` unset): only clients on this
   machine are served (``auditor serve`` on a laptop, opened in the browser of the same
-  machine). "On this machine" is the rule of ``auditor.services.client_access``: a loopback
+  machine). "On this machine" is the rule of ``auditor.services.access.client_access``: a loopback
   peer and no forwarding header, unless the peer is a proxy listed in
   ``AUDITOR_TRUSTED_PROXIES`` that names a loopback client. Anyone else gets 403 with the
   reason.
 - Token configured: every client must present it, either as ``Authorization: Bearer <token>``
   or through a session opened at ``/login``: the cookie holds a random session id stored
-  server-side with an expiry (``auditor.services.dashboard_sessions``), deleted at
+  server-side with an expiry (``auditor.services.access.dashboard_sessions``), deleted at
   ``/logout``. Loopback gets no exemption then, because behind a reverse proxy every request
   comes from loopback.
 
@@ -29,13 +29,13 @@ from collections.abc import Callable, Sequence
 from starlette.requests import Request
 
 from auditor.config import Settings
-from auditor.services.client_access import (
+from auditor.services.access.client_access import (
     Network,
     bearer_matches,
     client_addresses,
     local_client,
 )
-from auditor.services.dashboard_sessions import session_valid
+from auditor.services.access.dashboard_sessions import session_valid
 from auditor.storage.unit_of_work import UnitOfWork
 
 TOKEN_ENV = "AUDITOR_DASHBOARD_TOKEN"

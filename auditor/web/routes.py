@@ -6,7 +6,6 @@ synchronous. Pages are left out of the OpenAPI document: they are not part of th
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote
 
@@ -16,16 +15,14 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
 from auditor.config import Settings, get_settings
+from auditor.presentation.pages import STATIC, Renderer
 from auditor.services import NotFound
-from auditor.services.dashboard import project_detail, projects_overview, rater_detail
-from auditor.services.dashboard_sessions import SESSION_LIFETIME, close_session, open_session
-from auditor.services.recompute_health import failures as recompute_failures
+from auditor.services.access.dashboard_sessions import SESSION_LIFETIME, close_session, open_session
+from auditor.services.queries.dashboard import project_detail, projects_overview, rater_detail
+from auditor.services.recompute.health import failures as recompute_failures
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from auditor.web.access import COOKIE, DashboardAccess
-from auditor.web.render import Renderer
-
-STATIC = Path(__file__).parent / "static"
 
 
 def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:

@@ -1,6 +1,6 @@
 """Tenant boundaries: channels lose ``internal`` (private targets are the operator's decision,
 ``AUDITOR_ALLOW_PRIVATE_TARGETS``, not a project's); dashboard sessions are stored server-side;
-the deployment's secret for opaque ids (``auditor.services.public_ids``).
+the deployment's secret for opaque ids (``auditor.services.access.public_ids``).
 
 Revision ID: 0007
 Revises: 0004

@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config import get_settings
-from auditor.services.audit import find_project_id, recompute_project
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import create_project
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
+from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.storage import migrate
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork

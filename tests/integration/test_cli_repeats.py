@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config import get_settings
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import create_project
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
 
 
 def test_repeats_commands(monkeypatch, uow, database_url) -> None:

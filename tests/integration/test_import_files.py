@@ -13,8 +13,8 @@ import pytest
 
 from auditor.ingestion.errors import FileFormatError
 from auditor.ingestion.readers import LabelFileReader, ReadOptions
-from auditor.services.ingest import ImportResult, import_batches
-from auditor.services.projects import create_project
+from auditor.services.ingest.labels import ImportResult, import_batches
+from auditor.services.projects.projects import create_project
 from auditor.storage.unit_of_work import UnitOfWork
 
 HEADER = "item,rater,label,session,labeled_at,key"

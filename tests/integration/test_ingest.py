@@ -11,8 +11,8 @@ from sqlalchemy.engine import Engine
 
 from auditor.ingestion.errors import IngestRejected
 from auditor.services import NotFound
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import create_project
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
 from auditor.storage.unit_of_work import UnitOfWork
 
 CATEGORIES = ["cat", "dog", "bird"]

@@ -15,10 +15,10 @@ from sqlalchemy import text
 from auditor.api import create_app
 from auditor.config import Settings
 from auditor.services import Invalid
-from auditor.services.keys import create_key
-from auditor.services.label_studio import receive_event
-from auditor.services.projects import create_project
-from auditor.services.repeats import plan_repeats, update_repeat_settings
+from auditor.services.access.keys import create_key
+from auditor.services.ingest.label_studio import receive_event
+from auditor.services.projects.projects import create_project
+from auditor.services.repeats.planner import plan_repeats, update_repeat_settings
 
 CATEGORIES = ["cat", "dog", "bird"]
 T0 = datetime(2024, 6, 1, 9, tzinfo=UTC)
@@ -174,7 +174,7 @@ def test_an_export_file_and_the_webhook_recognise_each_others_labels(uow, tmp_pa
     import json
 
     from auditor.ingestion.readers import LabelFileReader
-    from auditor.services.ingest import import_batches
+    from auditor.services.ingest.labels import import_batches
 
     create_project(uow, "pets", CATEGORIES)
     tasks = [

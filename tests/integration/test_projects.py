@@ -6,8 +6,8 @@ import pytest
 
 from auditor.domain import CollapsePolicy, IntervalMethod, ProjectSettings
 from auditor.services import Conflict, Invalid, NotFound
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import (
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import (
     add_categories,
     create_project,
     list_projects,

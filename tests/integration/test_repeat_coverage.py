@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from auditor.api.prometheus import exposition
 from auditor.services import alerts as _evaluation  # noqa: F401  (registers the hook)
 from auditor.services.alert_admin import alert_status, install_default_rules
-from auditor.services.audit import find_project_id, recompute_project
-from auditor.services.dashboard import project_detail
-from auditor.services.ingest import ingest_labels
-from auditor.services.metrics import exposition
-from auditor.services.projects import create_project
-from auditor.services.queries import metric_history
-from auditor.services.repeats import plan_repeats, update_repeat_settings
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
+from auditor.services.queries.dashboard import project_detail
+from auditor.services.queries.history import metric_history
+from auditor.services.recompute.recompute import find_project_id, recompute_project
+from auditor.services.repeats.planner import plan_repeats, update_repeat_settings
 from auditor.storage.unit_of_work import UnitOfWork
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

@@ -11,9 +11,9 @@ from sqlalchemy import text
 
 from auditor.ingestion.readers import LabelFileReader
 from auditor.services import NotFound
-from auditor.services.ingest import import_batches, ingest_labels
-from auditor.services.projects import create_project
-from auditor.services.repeats import plan_repeats, repeat_status, update_repeat_settings
+from auditor.services.ingest.labels import import_batches, ingest_labels
+from auditor.services.projects.projects import create_project
+from auditor.services.repeats.planner import plan_repeats, repeat_status, update_repeat_settings
 
 CATEGORIES = ["a", "b", "c"]
 T0 = datetime(2024, 5, 1, 8, tzinfo=UTC)
@@ -101,7 +101,7 @@ def test_fulfilled_from_the_service_the_import_and_the_api(uow, tmp_path, engine
 
     from auditor.api import create_app
     from auditor.config import Settings
-    from auditor.services.keys import create_key
+    from auditor.services.access.keys import create_key
 
     _project(uow, share=1.0, min_gap_items=0, min_gap_hours=1)
     # the import and the API stamp labels with the wall clock: plan on it too

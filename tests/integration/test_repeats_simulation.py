@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from auditor.services.audit import find_project_id, recompute_project
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import create_project
-from auditor.services.repeats import plan_repeats, repeat_status
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
+from auditor.services.recompute.recompute import find_project_id, recompute_project
+from auditor.services.repeats.planner import plan_repeats, repeat_status
 
 CATEGORIES = ["a", "b", "c"]
 PREVALENCE = np.array([0.5, 0.3, 0.2])

@@ -14,9 +14,9 @@ from sqlalchemy import text
 from auditor.api import create_app
 from auditor.config import Settings
 from auditor.ingestion.batch import RawBatch
-from auditor.services.ingest import ImportResult, import_batches, ingest_labels
-from auditor.services.keys import create_key
-from auditor.services.projects import create_project
+from auditor.services.access.keys import create_key
+from auditor.services.ingest.labels import ImportResult, import_batches, ingest_labels
+from auditor.services.projects.projects import create_project
 from auditor.storage import db as storage_db
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork

@@ -17,8 +17,8 @@ from auditor.cli._common import parse_time
 from auditor.config import get_settings
 from auditor.domain import time_out_of_range
 from auditor.ingestion.readers import LabelFileReader
-from auditor.services.ingest import import_batches, ingest_labels
-from auditor.services.projects import create_project
+from auditor.services.ingest.labels import import_batches, ingest_labels
+from auditor.services.projects.projects import create_project
 from auditor.storage.db import make_engine
 
 OUTSIDE = [

@@ -14,9 +14,9 @@ from auditor.ingestion.errors import FileFormatError, IngestRejected, RowError
 from auditor.ingestion.label_studio import LabelStudioFormatError
 from auditor.ingestion.label_studio_events import EventError
 from auditor.notifiers.targets import TargetRefused, Unresolvable
-from auditor.services.api_ingest import IdempotencyMismatch
-from auditor.services.audit import RecomputeFailed, RecomputeInterrupted
-from auditor.services.project_settings import InvalidSetting
+from auditor.services.ingest.api_labels import IdempotencyMismatch
+from auditor.services.projects.settings import InvalidSetting
+from auditor.services.recompute.recompute import RecomputeFailed, RecomputeInterrupted
 from auditor.storage.repositories import WriteConflict
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 
-from auditor.services.public_ids import LIMIT, PublicIds
+from auditor.services.access.public_ids import LIMIT, PublicIds
 
 
 def test_round_trip_and_range_on_small_large_and_random_ids() -> None:

@@ -41,8 +41,8 @@ from auditor.api.schemas_alerts import (
 )
 from auditor.services import NotFound
 from auditor.services import alert_admin as service
+from auditor.services.access.public_ids import PublicIds
 from auditor.services.alert_history import HistoryFilter, alert_history
-from auditor.services.public_ids import PublicIds
 
 router = APIRouter(prefix="/api/v1/projects", tags=["alerts"], route_class=CheckedJsonRoute)
 

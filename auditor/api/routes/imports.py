@@ -10,13 +10,13 @@ from pydantic import BaseModel
 
 from auditor.api.deps import OPAQUE_MAX, Admin, Ids, Reader, ReadUow, Slug, WriteUow
 from auditor.services import Conflict, NotFound
-from auditor.services import imports as service
-from auditor.services.public_ids import PublicIds
+from auditor.services.access.public_ids import PublicIds
+from auditor.services.ingest import imports as service
 
 router = APIRouter(prefix="/api/v1/projects", tags=["imports"])
 
 # Opaque, like every id a project key sees: the global sequence would tell other tenants'
-# volume (auditor.services.public_ids).
+# volume (auditor.services.access.public_ids).
 ImportId = Annotated[int, Path(ge=0, le=OPAQUE_MAX)]
 
 

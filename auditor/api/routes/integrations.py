@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict
 
 from auditor.api.deps import Ingester, Slug, WriteUow
 from auditor.api.hygiene import CheckedJsonRoute
-from auditor.services.label_studio import receive_event
+from auditor.services.ingest.label_studio import receive_event
 
 # Checked JSON like every body: a NUL is 422 naming it, a repeated key 400.
 router = APIRouter(prefix="/api/v1/projects", tags=["integrations"], route_class=CheckedJsonRoute)

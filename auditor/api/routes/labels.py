@@ -14,9 +14,9 @@ from auditor.api.errors import ApiError
 from auditor.api.hygiene import CheckedJsonRoute
 from auditor.api.schemas import IDEMPOTENCY_KEY_PATTERN, IngestOut, LabelBatch, LabelBody
 from auditor.ingestion.batch import FIELDS, RawBatch
-from auditor.services.api_ingest import post_labels
-from auditor.services.keys import Principal
-from auditor.services.public_ids import PublicIds
+from auditor.services.access.keys import Principal
+from auditor.services.access.public_ids import PublicIds
+from auditor.services.ingest.api_labels import post_labels
 
 router = APIRouter(prefix="/api/v1/projects", tags=["labels"], route_class=CheckedJsonRoute)
 
@@ -87,7 +87,6 @@ def _post(
     )
     if result.replayed:
         response.headers["Idempotent-Replayed"] = "true"
-    response.status_code = result.status
     # An opaque id: the global label sequence would tell other tenants' volume.
     shown = ids.maybe("label", who.project_id, result.body.get("max_label_id"))
     batch = ids.maybe("import", who.project_id, result.body.get("import_id"))

@@ -9,9 +9,9 @@ from fastapi import APIRouter, Request, Response
 
 from auditor import __version__
 from auditor.api.errors import ApiError, ErrorOut
-from auditor.services.client_access import bearer_matches, local_client
-from auditor.services.metrics import CONTENT_TYPE, exposition
-from auditor.services.recompute_health import (
+from auditor.api.prometheus import CONTENT_TYPE, exposition
+from auditor.services.access.client_access import bearer_matches, local_client
+from auditor.services.recompute.health import (
     SchedulerHealth,
     SchedulerReport,
     distributed_report,

@@ -21,10 +21,10 @@ from auditor.api.schemas import (
 from auditor.api.schemas_alerts import SettingsPatch
 from auditor.config import Settings
 from auditor.domain import ProjectSettings
-from auditor.services import projects as service
-from auditor.services.audit import find_project_id
-from auditor.services.keys import create_key
-from auditor.services.project_settings import SettingCaps, update_project_settings
+from auditor.services.access.keys import create_key
+from auditor.services.projects import projects as service
+from auditor.services.projects.settings import SettingCaps, update_project_settings
+from auditor.services.recompute.recompute import find_project_id
 
 router = APIRouter(prefix="/api/v1/projects", tags=["projects"], route_class=CheckedJsonRoute)
 

@@ -18,7 +18,7 @@ from auditor.api.schemas import (
     SessionOut,
 )
 from auditor.ingestion.text import nfc
-from auditor.services import api_queries as service
+from auditor.services.queries import api_reads as service
 
 router = APIRouter(prefix="/api/v1/projects", tags=["raters, items, sessions"])
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel
 
 from auditor.api.deps import Anyone, Slug, WriteUow
-from auditor.services.repeats import MAX_LIMIT, REQUEST_ID_MAX, plan_repeats
+from auditor.services.repeats.planner import MAX_LIMIT, REQUEST_ID_MAX, plan_repeats
 
 router = APIRouter(prefix="/api/v1/projects", tags=["repeats"])
 

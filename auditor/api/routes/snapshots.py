@@ -20,10 +20,10 @@ from auditor.api.schemas import (
     SnapshotSummary,
 )
 from auditor.services import NotFound
-from auditor.services import api_queries as service
-from auditor.services.imports import revert_marks
-from auditor.services.public_ids import PublicIds
-from auditor.services.queries import snapshot_view
+from auditor.services.access.public_ids import PublicIds
+from auditor.services.ingest.imports import revert_marks
+from auditor.services.queries import api_reads as service
+from auditor.services.queries.history import snapshot_view
 
 router = APIRouter(prefix="/api/v1/projects", tags=["snapshots and history"])
 

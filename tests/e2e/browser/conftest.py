@@ -26,8 +26,7 @@ import numpy as np
 import pytest
 
 from auditor.services.alert_admin import install_default_rules
-from auditor.services.audit import recompute_due_projects
-from auditor.services.demo import (
+from auditor.services.demo.simulation import (
     BATCH_HOURS,
     CATEGORIES,
     RECOMPUTE_INTERVAL_SECONDS,
@@ -36,8 +35,9 @@ from auditor.services.demo import (
     prepare_repeats,
     simulate_day,
 )
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import create_project
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
+from auditor.services.recompute.recompute import recompute_due_projects
 from auditor.storage import migrate
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork

@@ -20,7 +20,8 @@ from auditor.charts import (
     line_chart,
     timeline,
 )
-from auditor.services.report import render_report
+from auditor.presentation.report import render_report
+from auditor.services.queries.dashboard import project_detail
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.e2e.browser.conftest import ARTIFACTS, DEMO, screenshot
@@ -172,7 +173,7 @@ def test_rater_page_texts_are_clear_and_shares_have_no_thresholds(server, page) 
 def test_static_report_texts_are_clear(seeded_database: str, browser) -> None:
     engine = make_engine(seeded_database)
     try:
-        html = render_report(UnitOfWork(engine, read_only=True), DEMO.slug)
+        html = render_report(project_detail(UnitOfWork(engine, read_only=True), DEMO.slug))
     finally:
         engine.dispose()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -12,8 +12,8 @@ from html import unescape
 import httpx
 import pytest
 
-from auditor.services.dashboard import PROJECT_METRICS, RATER_METRICS
-from auditor.services.queries import metric_history
+from auditor.services.queries.dashboard import PROJECT_METRICS, RATER_METRICS
+from auditor.services.queries.history import metric_history
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.e2e.browser.conftest import DEMO, screenshot

@@ -21,10 +21,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
-from auditor.services import recompute_health
-from auditor.services.audit import find_project_id
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import add_categories, create_project
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import add_categories, create_project
+from auditor.services.recompute import health as recompute_health
+from auditor.services.recompute.recompute import find_project_id
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.e2e.workers.conftest import wait_for

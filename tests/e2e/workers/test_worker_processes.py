@@ -16,9 +16,9 @@ import pytest
 from sqlalchemy import text
 
 from auditor.config import Settings
-from auditor.services.audit import find_project_id
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import create_project
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
+from auditor.services.recompute.recompute import find_project_id
 from auditor.snapshots.points import points_from_stats_dict
 from auditor.snapshots.scopes import tick_for
 from auditor.storage.db import make_engine

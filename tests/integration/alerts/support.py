@@ -8,9 +8,9 @@ import numpy as np
 
 from auditor.services import alerts  # noqa: F401  (registers the snapshot hook)
 from auditor.services.alert_admin import ChannelSpec, RuleSpec, add_channel, add_rule
-from auditor.services.audit import RecomputeResult, find_project_id, recompute_project
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import create_project
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
+from auditor.services.recompute.recompute import RecomputeResult, find_project_id, recompute_project
 from auditor.storage.unit_of_work import UnitOfWork
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)

@@ -244,7 +244,7 @@ def test_email_through_the_outbox_arrives_at_a_real_smtp_server(uow, project, sm
 
 
 def test_embedded_cycle_evaluates_and_delivers(uow, project, receiver):
-    from auditor.services.embedded import run_cycle
+    from auditor.services.recompute.embedded import run_cycle
 
     _webhook(uow, receiver.url)
     kappa_rule(uow, channels=("hook",))
@@ -297,8 +297,8 @@ def test_sender_process_sigkilled_after_sending_is_resent_by_a_fresh_sender(
 
 
 def test_the_receiver_gets_the_opaque_snapshot_id_the_projects_keys_see(uow, project, receiver):
+    from auditor.services.access.public_ids import load_public_ids
     from auditor.services.alert_admin import evaluation_history
-    from auditor.services.public_ids import load_public_ids
 
     _webhook(uow, receiver.url)
     _fire(uow, project, "hook")

@@ -24,13 +24,13 @@ AUDITOR = Path(sys.executable).parent / "auditor"
 
 # Where a recompute can start: the CLI commands recompute, run and demo (auditor.cli imports
 # a command's module when it runs); the embedded loop of `auditor serve` (auditor.server
-# starts it from auditor.services.embedded); the Celery worker (`celery -A workers` imports the
-# package, whose tasks call recompute_project). Not auditor.services.demo: a library, run with
-# or without alerts by its callers.
+# starts it from auditor.services.recompute.embedded); the Celery worker (`celery -A workers`
+# imports the package, whose tasks call recompute_project). Not
+# auditor.services.demo.simulation: a library, run with or without alerts by its callers.
 ENTRY_MODULES = [
     "auditor.cli.recompute",
     "auditor.cli.demo",
-    "auditor.services.embedded",
+    "auditor.services.recompute.embedded",
     "auditor.server",
     "workers",
     "workers.tasks",
@@ -49,7 +49,7 @@ def _run(args: list[str], database_url: str) -> subprocess.CompletedProcess[str]
 def test_importing_an_entry_point_installs_rule_evaluation(module: str) -> None:
     code = (
         f"import {module}\n"
-        "from auditor.services import audit\n"
+        "from auditor.services.recompute import recompute as audit\n"
         "print(sorted({h.__module__ for h in audit._snapshot_hooks}))\n"
     )
     done = _run([sys.executable, "-c", code], "sqlite://")

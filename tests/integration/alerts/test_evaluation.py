@@ -8,7 +8,6 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import text
 
-from auditor.services import audit
 from auditor.services.alert_admin import (
     RuleSpec,
     add_rule,
@@ -19,6 +18,7 @@ from auditor.services.alert_admin import (
     notification_history,
 )
 from auditor.services.alerts import evaluate_snapshots
+from auditor.services.recompute import recompute as audit
 from auditor.storage import alert_repository
 from tests.integration.alerts.support import (
     T0,

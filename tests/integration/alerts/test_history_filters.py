@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from auditor.api import create_app
 from auditor.cli import app
 from auditor.config import Settings, get_settings
-from auditor.services.keys import create_key
+from auditor.services.access.keys import create_key
 from tests.integration.alerts.support import (
     T0,
     ingest,

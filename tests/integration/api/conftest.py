@@ -25,11 +25,11 @@ from fastapi.testclient import TestClient
 
 from auditor.api import create_app
 from auditor.config import Settings
+from auditor.services.access.keys import create_key
 from auditor.services.alert_admin import ChannelSpec, RuleSpec, add_channel, add_rule, add_silence
-from auditor.services.audit import find_project_id, recompute_project
-from auditor.services.ingest import ingest_labels
-from auditor.services.keys import create_key
-from auditor.services.projects import create_project
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
+from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.storage.unit_of_work import UnitOfWork
 
 OPERATOR_TOKEN = "operator-token-for-tests"
@@ -84,8 +84,9 @@ class World:
         return {"Authorization": f"Bearer {self.keys[(project, role)]}"}
 
     def opaque(self, kind: str, project: str, value: int) -> int:
-        """The id ``project``'s keys see for global id ``value`` (auditor.services.public_ids)."""
-        from auditor.services.public_ids import load_public_ids
+        """The id ``project``'s keys see for global id ``value``
+        (auditor.services.access.public_ids)."""
+        from auditor.services.access.public_ids import load_public_ids
         from auditor.storage.db import make_engine
 
         engine = make_engine(self.engine_url)

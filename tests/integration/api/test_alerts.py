@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import text
 
 from auditor.services.alert_admin import list_silences
-from auditor.services.audit import find_project_id, recompute_project
-from auditor.services.ingest import ingest_labels
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.integration.api.conftest import T0
@@ -309,7 +309,7 @@ def test_settings_update(world) -> None:
 
 def test_settings_service_names_the_field(world) -> None:
     from auditor.services import NotFound
-    from auditor.services.project_settings import InvalidSetting, update_project_settings
+    from auditor.services.projects.settings import InvalidSetting, update_project_settings
 
     engine = make_engine(world.engine_url)
     try:

@@ -23,7 +23,7 @@ def test_no_key_bad_key_and_revoked_key_are_401(world) -> None:
     ok = client.get("/api/v1/projects/alpha", headers=world.auth("alpha", "read"))
     assert ok.status_code == 200 and ok.json()["categories"] == ["normal", "benign", "malignant"]
 
-    from auditor.services.keys import list_keys, revoke_key
+    from auditor.services.access.keys import list_keys, revoke_key
     from auditor.storage.unit_of_work import UnitOfWork
 
     engine = make_engine(world.engine_url)

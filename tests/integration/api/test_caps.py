@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from auditor.api import create_app
-from auditor.services.projects import create_project
+from auditor.services.projects.projects import create_project
 from tests.integration.api.conftest import make_settings
 
 BASE = "/api/v1/projects/alpha/settings"
@@ -44,7 +44,7 @@ def test_operator_caps_lower_the_limits(world) -> None:
 def test_service_create_refuses_over_the_cap(uow) -> None:
     import pytest
 
-    from auditor.services.project_settings import InvalidSetting
+    from auditor.services.projects.settings import InvalidSetting
 
     with pytest.raises(InvalidSetting, match="bootstrap_resamples 20000 is over the cap"):
         create_project(uow, "big", ["a", "b"], bootstrap_resamples=20_000)

@@ -18,7 +18,7 @@ from urllib.parse import quote, urlencode, urlsplit
 import pytest
 
 from auditor.api import create_app
-from auditor.api.app import api_routes
+from auditor.api.routing import api_routes
 from auditor.web import install_dashboard
 from tests.integration.api.conftest import OPERATOR_TOKEN, make_settings, seed, serving
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config import get_settings
-from auditor.services.audit import find_project_id, recompute_project
+from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.integration.api.conftest import T0
@@ -41,7 +41,7 @@ def test_batches_are_imports_and_admin_reverts_one(world) -> None:
     assert (mine["source"], mine["inserted"], mine["rows"]) == ("api", 5, 5)
     ingest_key = next(
         k
-        for k in __import__("auditor.services.keys", fromlist=["list_keys"]).list_keys(
+        for k in __import__("auditor.services.access.keys", fromlist=["list_keys"]).list_keys(
             UnitOfWork(make_engine(world.engine_url)), "alpha"
         )
         if k.role == "ingest"

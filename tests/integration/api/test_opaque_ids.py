@@ -52,7 +52,7 @@ def test_snapshot_ids_are_opaque_page_and_resolve(world) -> None:
 
 
 def _alpha_snapshots(world) -> list[int]:
-    from auditor.services.api_queries import list_snapshots
+    from auditor.services.queries.api_reads import list_snapshots
 
     engine = make_engine(world.engine_url)
     try:
@@ -96,7 +96,7 @@ def test_ingest_answers_an_opaque_label_id(world) -> None:
     engine = make_engine(world.engine_url)
     try:
         with UnitOfWork(engine) as uow:
-            from auditor.services.audit import find_project_id
+            from auditor.services.recompute.recompute import find_project_id
 
             project_id = find_project_id(UnitOfWork(engine), "alpha")
             newest = uow.labels.max_label_id(project_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from auditor.api.app import api_routes
+from auditor.api.routing import api_routes
 
 # Routes outside any project (checked elsewhere: operator token, liveness, metrics).
 UNSCOPED = {("POST", "/api/v1/projects"), ("GET", "/healthz"), ("GET", "/metrics")}

@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from auditor.services.ingest import ingest_labels
-from auditor.services.keys import create_key
-from auditor.services.projects import create_project
+from auditor.services.access.keys import create_key
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.integration.api.conftest import CATEGORIES, label_rows, serving

@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 from auditor.cli import app as cli_app
 from auditor.config import Settings, get_settings
 from auditor.server import build_app
-from auditor.services import recompute_health
-from auditor.services.audit import find_project_id, recompute_project
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import create_project
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
+from auditor.services.recompute import health as recompute_health
+from auditor.services.recompute.recompute import find_project_id, recompute_project
 
 
 def _failed_twice(uow) -> int:
@@ -67,8 +67,8 @@ def test_the_scheduler_prunes_expired_idempotency_records(uow, engine) -> None:
     from sqlalchemy import text
 
     from auditor.ingestion.batch import RawBatch
-    from auditor.services.api_ingest import post_labels
-    from auditor.services.embedded import run_cycle
+    from auditor.services.ingest.api_labels import post_labels
+    from auditor.services.recompute.embedded import run_cycle
 
     create_project(uow, "idem", ["yes", "no"])
     for key in ("old", "new"):

@@ -12,11 +12,12 @@ from fastapi.testclient import TestClient
 
 from auditor.config import Settings
 from auditor.server import build_app
-from auditor.services import audit, recompute_health
-from auditor.services.audit import find_project_id
-from auditor.services.embedded import start_in_thread
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import create_project
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
+from auditor.services.recompute import health as recompute_health
+from auditor.services.recompute import recompute as audit
+from auditor.services.recompute.embedded import start_in_thread
+from auditor.services.recompute.recompute import find_project_id
 from auditor.storage.unit_of_work import UnitOfWork
 
 INTERVAL = 0.2
@@ -165,7 +166,7 @@ def test_healthz_distributed_reads_the_beat_heartbeat(database_url, uow):
 def test_the_loop_outlives_a_failing_scan(uow, engine, two_projects, monkeypatch):
     """A scan that raises (the database was locked, a bug) is logged and kept in the health;
     the next cycle scans again."""
-    from auditor.services import embedded
+    from auditor.services.recompute import embedded
 
     real_scan = embedded.scan_dirty_projects
     calls: list[int] = []

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.config import get_settings
 from auditor.ingestion.errors import IngestRejected
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import create_project
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
 
 TIMED = ["item,rater,label,labeled_at"] + [
     f"i{n // 3},r{n % 3},{('cat', 'dog')[n % 2]},2024-05-01T10:{n:02d}:00Z" for n in range(18)
@@ -184,7 +184,7 @@ def test_repeats_across_batches_of_one_file(uow, engine, tmp_path) -> None:
     """Batches of 2 rows: a repeat in a later batch is judged like one in the same batch
     (PostgreSQL judges them in the staging pass, SQLite against the rows already written)."""
     from auditor.ingestion.readers import LabelFileReader
-    from auditor.services.ingest import import_batches
+    from auditor.services.ingest.labels import import_batches
 
     create_project(uow, "pets", ["cat", "dog"])
     lines = [

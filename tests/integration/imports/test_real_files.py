@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config import get_settings
-from auditor.services.projects import create_project
+from auditor.services.projects.projects import create_project
 
 ROWS = [(f"i{n // 3}", f"r{n % 3}", ("cat", "dog")[(n // 3) % 2]) for n in range(12)]
 

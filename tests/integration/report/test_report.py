@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config import get_settings
-from auditor.services.dashboard import PROJECT_METRICS
-from auditor.services.demo import DemoConfig, run_demo
-from auditor.services.projects import create_project
-from auditor.services.queries import metric_history
+from auditor.services.demo.simulation import DemoConfig, run_demo
+from auditor.services.projects.projects import create_project
+from auditor.services.queries.dashboard import PROJECT_METRICS
+from auditor.services.queries.history import metric_history
 from auditor.storage import migrate
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork

@@ -12,9 +12,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from auditor.services.audit import find_project_id, recompute_project
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import add_categories, create_project
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import add_categories, create_project
+from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.storage import label_loader
 from auditor.storage.label_loader import load_project_labels
 from auditor.storage.unit_of_work import UnitOfWork

@@ -15,9 +15,9 @@ from auditor.cli import app
 from auditor.config import get_settings
 from auditor.services.alert_admin import alert_status
 from auditor.services.alert_demo import install_demo_alerts
-from auditor.services.demo import DemoConfig, demo_start, run_demo
-from auditor.services.embedded import run_cycle
-from auditor.services.queries import snapshot_view
+from auditor.services.demo.simulation import DemoConfig, demo_start, run_demo
+from auditor.services.queries.history import snapshot_view
+from auditor.services.recompute.embedded import run_cycle
 from auditor.storage import migrate
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork

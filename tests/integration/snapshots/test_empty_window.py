@@ -7,9 +7,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from auditor.services.audit import recompute_project
-from auditor.services.ingest import ingest_labels
-from auditor.services.queries import metric_history, snapshot_view
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.queries.history import metric_history, snapshot_view
+from auditor.services.recompute.recompute import recompute_project
 from tests.integration.snapshots.test_recompute import T0, _rows, project  # noqa: F401
 
 EMPTY = "no labels in the last 7 days (the latest is from 2024-05-01)"

@@ -10,11 +10,16 @@ import pytest
 from sqlalchemy import text
 
 from auditor.domain import ProjectSettings
-from auditor.services import Invalid, NotFound, audit
-from auditor.services.audit import find_project_id, recompute_project, scan_dirty_projects
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import create_project
-from auditor.services.queries import metric_history, snapshot_view
+from auditor.services import Invalid, NotFound
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
+from auditor.services.queries.history import metric_history, snapshot_view
+from auditor.services.recompute import recompute as audit
+from auditor.services.recompute.recompute import (
+    find_project_id,
+    recompute_project,
+    scan_dirty_projects,
+)
 from auditor.stats import compute_measures
 from auditor.stats.export import measure_set_to_dict
 from auditor.storage.label_loader import load_project_labels

@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from auditor.config import Settings
-from auditor.services.dashboard_sessions import open_session
+from auditor.services.access.dashboard_sessions import open_session
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from auditor.web import install_dashboard

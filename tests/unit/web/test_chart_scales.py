@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from auditor.charts import ChartPoint, ChartSeries, line_chart
 from auditor.charts.scale import MIN_DATA_SHARE, MIN_SPAN, label_width, time_ticks, y_domain
-from auditor.services.figures import has_thresholds, value_bounds
+from auditor.presentation.figures import has_thresholds, value_bounds
 
 REFERENCES = (0.667, 0.8)
 values = st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=1, max_size=50)
@@ -52,7 +52,7 @@ def test_time_ticks_do_not_overprint(t0: datetime, seconds: int, width: int) -> 
 
 
 def _chart(metric: str, points: list[ChartPoint]) -> str:
-    from auditor.services.figures import THRESHOLDS
+    from auditor.presentation.figures import THRESHOLDS
 
     thresholds = THRESHOLDS if has_thresholds(metric) else ()
     series = [ChartSeries("cumulative", "#000", points)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from auditor.web.render import Renderer
+from auditor.presentation.pages import Renderer
 
 
 def _cell(measure: dict) -> str:

@@ -28,8 +28,9 @@ from typing import Any
 import auditor
 from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings
 from auditor.errors import Failure
-from auditor.services import NotFound, recompute_health
-from auditor.services.repeat_coverage import add_coverage
+from auditor.services import NotFound
+from auditor.services.recompute import health as recompute_health
+from auditor.services.recompute.repeat_coverage import add_coverage
 from auditor.snapshots.dirty import (
     LastSnapshot,
     ProjectFacts,
@@ -386,7 +387,7 @@ def _compute_scope(
 
 def recompute_due_projects(uow: UnitOfWork, now: datetime | None = None) -> list[RecomputeResult]:
     """Scan, then recompute every dirty project here and now (the demo; the embedded loop
-    goes project by project in ``auditor.services.embedded``)."""
+    goes project by project in ``auditor.services.recompute.embedded``)."""
     now = now or datetime.now(UTC)
     return [
         recompute_project(uow, p.project_id, now=now, tick=p.tick)

@@ -1,7 +1,7 @@
 """The dashboard's and the report's figures, drawn from the read services' values.
 
-Both the dashboard (``auditor.web``) and the static report (``auditor.services.report``) call
-these, so the page and the file show the same pictures with the same legends.
+The dashboard's pages and the static report (``auditor.presentation.pages``) draw with these,
+so the page and the file show the same pictures with the same legends.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from auditor.charts import (
     sparkline,
     timeline,
 )
-from auditor.services.dashboard import (
+from auditor.services.queries.dashboard import (
     AlertView,
     MetricHistory,
     PairCell,

@@ -21,7 +21,7 @@ from auditor.domain import RaterKind
 from auditor.ingestion.batch import RawBatch, ValidBatch, validate_batch
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
 from auditor.services import Conflict, NotFound
-from auditor.services.ingest_staged import PostgresStaging, staged_errors, staging_rows
+from auditor.services.ingest.staged import PostgresStaging, staged_errors, staging_rows
 from auditor.storage import import_repository as imports_repo
 from auditor.storage import repeat_repository
 from auditor.storage.db import to_micros, utc_now

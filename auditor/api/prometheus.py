@@ -25,9 +25,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from auditor.services import recompute_health
-from auditor.services.api_queries import metrics_facts
-from auditor.services.recompute_health import FailureRow
+from auditor.services.queries.api_reads import metrics_facts
+from auditor.services.recompute import health as recompute_health
+from auditor.services.recompute.health import FailureRow
 from auditor.storage.unit_of_work import UnitOfWork
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

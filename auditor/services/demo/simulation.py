@@ -6,7 +6,7 @@ The story (deterministic for a seed):
 - a rater errs by a random choice drawn from the prevalence: the rater model of the
   self-agreement paper, d(c) = x P(c) + y_c;
 - hidden repeated presentations, as in that paper, drawn from the repeat planner
-  (``auditor.services.repeats``): each morning every human asks it for the items to see
+  (``auditor.services.repeats.planner``): each morning every human asks it for the items to see
   again (15% of her work, labeled at least 12 hours and 20 items earlier, within the last
   three days), and they come mixed among her new work; her labels fulfil the plan;
 - rater ``r07`` is among the best until half-way, then degrades sharply; after
@@ -34,11 +34,11 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from auditor.services.audit import RecomputeResult, recompute_due_projects
-from auditor.services.ingest import ingest_labels
-from auditor.services.projects import create_project
-from auditor.services.queries import HistoryPoint, metric_history
-from auditor.services.repeats import plan_repeats, update_repeat_settings
+from auditor.services.ingest.labels import ingest_labels
+from auditor.services.projects.projects import create_project
+from auditor.services.queries.history import HistoryPoint, metric_history
+from auditor.services.recompute.recompute import RecomputeResult, recompute_due_projects
+from auditor.services.repeats.planner import plan_repeats, update_repeat_settings
 from auditor.storage.unit_of_work import UnitOfWork
 
 CATEGORIES = ("normal", "benign", "malignant", "artifact")
@@ -219,8 +219,8 @@ def run_demo(
                 run.labels += len(batch)
                 run.batches += 1
             # The scheduler's scan and recomputes, on the simulated clock. Alert evaluation
-            # plugs in through auditor.services.audit.add_snapshot_hook and runs inside each
-            # snapshot's transaction, so the demo gets it without change.
+            # plugs in through auditor.services.recompute.recompute.add_snapshot_hook and runs
+            # inside each snapshot's transaction, so the demo gets it without change.
             run.recomputes.extend(r for r in recompute_due_projects(uow, slot_end) if r.written)
         if progress is not None:
             progress(day, run)

@@ -24,7 +24,7 @@ from auditor.ingestion.batch import RawBatch
 from auditor.ingestion.label_studio import KEY_PREFIX, LabelStudioOptions
 from auditor.ingestion.label_studio_events import Delete, EventError, Upsert, operations
 from auditor.services import Invalid, NotFound
-from auditor.services.ingest import RACE_RETRIES, write_labels
+from auditor.services.ingest.labels import RACE_RETRIES, write_labels
 from auditor.storage import label_studio_repository as repo
 from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork

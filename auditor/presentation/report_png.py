@@ -14,10 +14,9 @@ import numpy as np
 
 from auditor.charts import THRESHOLDS
 from auditor.charts.scale import y_domain
-from auditor.services.dashboard import MetricHistory, ProjectDetail
-from auditor.services.figures import has_thresholds, scope_color, scope_title, value_bounds
-from auditor.services.report import load_report
-from auditor.storage.unit_of_work import UnitOfWork
+from auditor.errors import Invalid
+from auditor.presentation.figures import has_thresholds, scope_color, scope_title, value_bounds
+from auditor.services.queries.dashboard import MetricHistory, ProjectDetail
 
 DPI = 110
 
@@ -83,13 +82,11 @@ def _heatmap_png(detail: ProjectDetail, path: Path) -> None:
     plt.close(figure)
 
 
-def write_pngs(uow: UnitOfWork, slug: str, directory: Path) -> list[Path]:
+def write_pngs(detail: ProjectDetail, directory: Path) -> list[Path]:
     """One PNG per history chart and the heatmap, in ``directory`` (created if missing).
     A project without snapshots has no figure: that is an error naming the project."""
-    detail = load_report(uow, slug)
     if detail.latest is None:
-        from auditor.services import Invalid
-
+        slug = detail.card.slug
         raise Invalid(f"project {slug!r} has no snapshot yet, so there is nothing to plot")
     directory.mkdir(parents=True, exist_ok=True)
     written = []

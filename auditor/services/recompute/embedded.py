@@ -20,16 +20,16 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from auditor.services import alerts as _evaluation  # noqa: F401  (rules judged after each snapshot)
-from auditor.services import recompute_health
 from auditor.services.alert_delivery import deliver_due
-from auditor.services.audit import (
+from auditor.services.recompute import health as recompute_health
+from auditor.services.recompute.health import SchedulerHealth
+from auditor.services.recompute.recompute import (
     RecomputeFailed,
     RecomputeInterrupted,
     RecomputeResult,
     recompute_project,
     scan_dirty_projects,
 )
-from auditor.services.recompute_health import SchedulerHealth
 from auditor.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)

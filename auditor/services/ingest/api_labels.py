@@ -6,7 +6,7 @@ labels are written in ONE transaction:
 1. insert a pending (project, key, request hash) record, ON CONFLICT DO NOTHING;
 2. if it was inserted, write the labels and store the response in the record; commit;
 3. if the key was already there, write nothing: the same body replays the stored response,
-   another body is ``IdempotencyMismatch`` (422).
+   another body is ``IdempotencyMismatch``.
 
 Two concurrent requests with one key meet at the unique (project, key): on PostgreSQL the
 second insert waits until the first transaction ends and then finds the committed record; on
@@ -21,7 +21,7 @@ from typing import Any
 
 from auditor.ingestion.batch import RawBatch
 from auditor.services import Invalid
-from auditor.services.ingest import (
+from auditor.services.ingest.labels import (
     RACE_RETRIES,
     IngestResult,
     find_project,
@@ -42,7 +42,8 @@ class IdempotencyMismatch(Invalid):
 
 @dataclass(frozen=True)
 class PostResult:
-    status: int
+    """What the post wrote (or, ``replayed``, what the first post with its key wrote)."""
+
     body: dict[str, Any]
     replayed: bool
 
@@ -64,7 +65,7 @@ def post_labels(
     recorded as an import by ``created_by`` (the key's id)."""
     if idempotency_key is None:
         result = ingest_labels(uow, slug, batch, created_by=created_by)
-        return PostResult(200, _body(result), False)
+        return PostResult(_body(result), False)
     for attempt in range(RACE_RETRIES):
         try:
             return _post_once(uow, slug, batch, idempotency_key, request_hash, created_by)
@@ -84,13 +85,13 @@ def _post_once(
             stored = repo.find_idempotency_record(session, project.id, key)
             if stored is None:  # pragma: no cover - the conflicting row is committed
                 raise WriteConflict(f"idempotency key {key!r} vanished")
-            stored_hash, status, response = stored
+            stored_hash, response = stored
             if stored_hash != request_hash:
                 raise IdempotencyMismatch(
                     f"Idempotency-Key {key!r} was already used with a different request body"
                 )
-            return PostResult(status, response, True)
+            return PostResult(response, True)
         body = _body(write_labels(uow, project, batch, created_by=created_by))
-        repo.finish_idempotency_key(session, project.id, key, 200, body)
+        repo.finish_idempotency_key(session, project.id, key, body)
         uow.commit()
-    return PostResult(200, body, False)
+    return PostResult(body, False)

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from auditor.domain import ProjectSettings
 from auditor.ingestion.schemas import ProjectIn, check_category_name, check_new_categories
 from auditor.services import Conflict, Invalid, NotFound
-from auditor.services.project_settings import SettingCaps, check_caps
+from auditor.services.projects.settings import SettingCaps, check_caps
 from auditor.storage.db import utc_now
 from auditor.storage.models import Project
 from auditor.storage.unit_of_work import UnitOfWork

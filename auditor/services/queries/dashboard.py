@@ -152,10 +152,6 @@ class MetricHistory:
     title: str
     series: tuple[ScopeSeries, ...]
 
-    @property
-    def n_points(self) -> int:
-        return sum(len(s.points) for s in self.series)
-
 
 @dataclass(frozen=True)
 class ProjectCard:

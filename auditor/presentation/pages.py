@@ -1,16 +1,18 @@
-"""Jinja environment and the view models of the pages (figures drawn here, markup in
-templates)."""
+"""The Jinja environment and the pages: the dashboard's (served by ``auditor.web``) and the
+static report, which is the dashboard's project page rendered ``standalone`` (one template,
+two renderings; figures drawn here, markup in templates)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from auditor import __version__
-from auditor.services.dashboard import ProjectDetail, RaterDetail
-from auditor.services.figures import (
+from auditor.presentation.figures import (
     alert_timeline,
     format_measure,
     format_time,
@@ -22,12 +24,17 @@ from auditor.services.figures import (
     scope_title,
     timeline_end,
 )
+from auditor.services.queries.dashboard import ProjectDetail, RaterDetail
+
+# The pages' stylesheet and script: served at /static by the dashboard; the stylesheet is
+# inlined into the standalone report.
+STATIC = Path(__file__).parent / "static"
 
 
 class Renderer:
     def __init__(self) -> None:
         self.env = Environment(
-            loader=PackageLoader("auditor.web", "templates"),
+            loader=PackageLoader("auditor.presentation", "templates"),
             autoescape=select_autoescape(["html"]),
             trim_blocks=True,
             lstrip_blocks=True,
@@ -42,12 +49,22 @@ class Renderer:
     def page(self, template: str, **context: Any) -> str:
         return self.env.get_template(template).render(**context)
 
-    def project_page(self, detail: ProjectDetail) -> str:
+    def project_page(self, detail: ProjectDetail, *, generated_at: datetime | None = None) -> str:
+        """The project page; with ``generated_at``, the standalone report of that moment: the
+        stylesheet inline, no script, no link (see ``auditor.presentation.report``)."""
         charts = [(history, Markup(history_chart(history))) for history in detail.charts]
         sparklines = {row.rater: Markup(rater_sparkline(row)) for row in detail.raters}
         heatmap = Markup(pair_heatmap(detail.pair_labels, detail.pairs)) if detail.pairs else None
         alerts = detail.card.alerts
         timeline = Markup(alert_timeline(alerts, timeline_end(detail))) if alerts.changes else None
+        standalone: dict[str, Any] = {}
+        if generated_at is not None:
+            css = (STATIC / "dashboard.css").read_text(encoding="utf-8")
+            standalone = {
+                "standalone": True,
+                "generated_at": format_time(generated_at),
+                "inline_css": Markup(css),
+            }
         return self.page(
             "project.html",
             title=detail.card.name,
@@ -57,6 +74,7 @@ class Renderer:
             sparklines=sparklines,
             heatmap=heatmap,
             timeline=timeline,
+            **standalone,
         )
 
     def rater_page(self, detail: RaterDetail) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 
 from auditor.domain import RepeatSettings
 from auditor.services import Invalid, NotFound
-from auditor.services.ingest import find_project
+from auditor.services.ingest.labels import find_project
 from auditor.stats import repeats as plan
 from auditor.stats.selfagreement import pairs_agreeing
 from auditor.storage import repeat_repository as repo

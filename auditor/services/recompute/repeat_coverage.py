@@ -23,8 +23,6 @@ from auditor.storage import repeat_repository as repo
 from auditor.storage.db import to_micros
 from auditor.storage.unit_of_work import UnitOfWork
 
-COUNTS = ("planned", "fulfilled", "expired", "outstanding")
-
 
 def _measure(value: float, n: int) -> dict[str, Any]:
     return {"value": value, "ci_low": None, "ci_high": None, "n": n, "reason": None}

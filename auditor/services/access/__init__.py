@@ -1,0 +1,1 @@
+"""Who may do what: API keys, dashboard sessions, loopback clients, opaque public ids."""

@@ -1,0 +1,1 @@
+"""The demo: a simulated labeling project recomputed on a schedule."""

@@ -1,0 +1,1 @@
+"""Projects, their category vocabulary and their settings."""

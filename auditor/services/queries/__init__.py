@@ -1,0 +1,1 @@
+"""Read models: metric history, snapshots, API lists, the dashboard's page data, Prometheus."""

@@ -1,0 +1,1 @@
+"""The repeat planner: which items to show a rater again."""
