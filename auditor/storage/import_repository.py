@@ -143,7 +143,7 @@ def stored_identities(
     return {int(pos): (int(category), imported) for pos, category, imported in found}
 
 
-def delete_project(session: OrmSession, project: Project) -> dict[str, int]:
+def delete_project(session: OrmSession, project_id: int) -> dict[str, int]:
     """Delete a project and every row it owns, children before parents; rows per table.
 
     Explicit deletes rather than ON DELETE CASCADE: labels first (the parents' guard triggers
@@ -157,17 +157,17 @@ def delete_project(session: OrmSession, project: Project) -> dict[str, int]:
     tables.sort(key=lambda t: t.name != "labels")  # stable: labels first, the rest in order
     for table in tables:
         if "project_id" in table.c:
-            statement = delete(table).where(table.c.project_id == project.id)
+            statement = delete(table).where(table.c.project_id == project_id)
         else:
             parents = [fk for fk in table.foreign_keys if fk.column.table.name in owned]
             if not parents:
                 continue
             fk = parents[0]
-            ids = select(fk.column).where(fk.column.table.c.project_id == project.id)
+            ids = select(fk.column).where(fk.column.table.c.project_id == project_id)
             statement = delete(table).where(fk.parent.in_(ids))
         count = int(session.execute(statement).rowcount or 0)
         if count:
             deleted[table.name] = count
-    session.execute(delete(Project).where(Project.id == project.id))
+    session.execute(delete(Project).where(Project.id == project_id))
     deleted["projects"] = 1
     return deleted

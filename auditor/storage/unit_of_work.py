@@ -3,7 +3,7 @@
 Services take a unit of work and decide when to commit; nothing below commits on its own::
 
     with uow:
-        project = uow.projects.get("demo")
+        project = uow.require_project("demo")
         ...
         uow.commit()
 
@@ -20,7 +20,8 @@ from typing import Self
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
-from auditor.storage.repositories import LabelStore, ProjectRepository
+from auditor.storage.project_repository import ProjectRecord, ProjectRepository
+from auditor.storage.repositories import LabelStore
 
 
 class UnitOfWork:
@@ -57,6 +58,11 @@ class UnitOfWork:
         finally:
             self.session.close()
             self._active = False
+
+    def require_project(self, slug: str, *, for_update: bool = False) -> ProjectRecord:
+        """Project ``slug``; ``NotFound`` ("no project 'x'") when there is none. The one
+        lookup of a project by slug for every service."""
+        return self.projects.require(slug, for_update=for_update)
 
     def commit(self) -> None:
         if self.read_only:

@@ -75,10 +75,7 @@ def _role(role: str) -> Role:
 
 
 def _project_id(uow: UnitOfWork, slug: str) -> int:
-    project = uow.projects.get(slug)
-    if project is None:
-        raise NotFound(f"no project {slug!r}")
-    return project.id
+    return uow.require_project(slug).id
 
 
 def _view(row: repo.KeyRow) -> KeyView:

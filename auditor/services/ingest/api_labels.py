@@ -24,7 +24,6 @@ from auditor.services import Invalid
 from auditor.services.ingest.labels import (
     RACE_RETRIES,
     IngestResult,
-    find_project,
     ingest_labels,
     write_labels,
 )
@@ -79,7 +78,7 @@ def _post_once(
     uow: UnitOfWork, slug: str, batch: RawBatch, key: str, request_hash: str, created_by: str
 ) -> PostResult:
     with uow:
-        project = find_project(uow, slug)
+        project = uow.require_project(slug)
         session = uow.session
         if not repo.claim_idempotency_key(session, project.id, key, request_hash, utc_now()):
             stored = repo.find_idempotency_record(session, project.id, key)

@@ -23,7 +23,7 @@ from typing import Any
 from auditor.ingestion.batch import RawBatch
 from auditor.ingestion.label_studio import KEY_PREFIX, LabelStudioOptions
 from auditor.ingestion.label_studio_events import Delete, EventError, Upsert, operations
-from auditor.services import Invalid, NotFound
+from auditor.services import Invalid
 from auditor.services.ingest.labels import RACE_RETRIES, write_labels
 from auditor.storage import label_studio_repository as repo
 from auditor.storage.repositories import WriteConflict
@@ -57,9 +57,7 @@ def _apply(uow: UnitOfWork, slug: str, ops: list[Upsert | Delete], action: str) 
     skipped: Counter[str] = Counter()
     ignored: Counter[str] = Counter()
     with uow:
-        project = uow.projects.get(slug, for_update=True)
-        if project is None:
-            raise NotFound(f"no project {slug!r}")
+        project = uow.require_project(slug, for_update=True)
         seen = repo.find(uow.session, project.id, (op.annotation_id for op in ops))
         changed: dict[str, tuple[int, bool]] = {}
         records: dict[str, dict[str, object]] = {}  # annotation id -> label to store

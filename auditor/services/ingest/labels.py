@@ -20,12 +20,12 @@ from datetime import datetime
 from auditor.domain import RaterKind
 from auditor.ingestion.batch import RawBatch, ValidBatch, validate_batch
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
-from auditor.services import Conflict, NotFound
+from auditor.services import Conflict
 from auditor.services.ingest.staged import PostgresStaging, staged_errors, staging_rows
 from auditor.storage import import_repository as imports_repo
 from auditor.storage import repeat_repository
 from auditor.storage.db import to_micros, utc_now
-from auditor.storage.models import Project
+from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -88,7 +88,7 @@ def ingest_labels(
     for attempt in range(RACE_RETRIES):
         try:
             with uow:
-                project = find_project(uow, project_slug)
+                project = uow.require_project(project_slug)
                 result = write_labels(uow, project, batch, received_at, created_by=created_by)
                 uow.commit()
             return result
@@ -132,7 +132,7 @@ def import_batches(
     result = ImportResult()
     received_at = utc_now()
     with UnitOfWork(uow.engine, read_only=True) as reader:
-        names = list(_category_ids(reader, find_project(reader, project_slug)))
+        names = list(_category_ids(reader, reader.require_project(project_slug)))
     valid: list[ValidBatch] = []
     digest = RowsDigest() if hash_rows else None
     for batch, checked in _validated(batches, names):
@@ -150,7 +150,7 @@ def import_batches(
     if digest is not None:
         content_hash = digest.hexdigest()
     with uow:
-        project = find_project(uow, project_slug)
+        project = uow.require_project(project_slug)
         categories = _category_ids(uow, project)
         gone = {name for batch in valid for name in batch.label} - set(categories)
         if gone:  # removed or renamed while the file was being parsed
@@ -259,16 +259,9 @@ def _validated(
             yield batch, rejection
 
 
-def find_project(uow: UnitOfWork, slug: str) -> Project:
-    project = uow.projects.get(slug)
-    if project is None:
-        raise NotFound(f"no project {slug!r}")
-    return project
-
-
 def write_labels(
     uow: UnitOfWork,
-    project: Project,
+    project: ProjectRecord,
     batch: RawBatch,
     received_at: datetime | None = None,
     *,
@@ -287,13 +280,13 @@ def write_labels(
     return IngestResult(inserted, duplicates, uow.labels.max_label_id(project.id), record.id)
 
 
-def _category_ids(uow: UnitOfWork, project: Project) -> dict[str, int]:
+def _category_ids(uow: UnitOfWork, project: ProjectRecord) -> dict[str, int]:
     return {c.name: c.id for c in uow.projects.categories(project.id)}
 
 
 def _write_batch(
     uow: UnitOfWork,
-    project: Project,
+    project: ProjectRecord,
     categories: dict[str, int],
     raw: RawBatch | ValidBatch,
     received_at: datetime | None,

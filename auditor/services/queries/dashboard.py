@@ -20,6 +20,7 @@ from auditor.snapshots.scopes import CUMULATIVE, scopes_for
 from auditor.storage import alert_repository as alert_repo
 from auditor.storage import repeat_repository
 from auditor.storage import snapshot_repository as repo
+from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
 
@@ -69,9 +70,7 @@ def read_alerts(uow: UnitOfWork, slug: str, *, limit: int = 5000) -> AlertView:
     The timeline needs transitions, not every evaluation: from the evaluation log (newest
     ``limit`` rows) it keeps each lane's first row, which sets its initial state, and every
     row whose state changed."""
-    project_id = alert_repo.project_id_of(uow.session, slug)
-    if project_id is None:
-        raise NotFound(f"no project {slug!r}")
+    project_id = uow.require_project(slug).id
     if not alert_repo.list_rules(uow.session, project_id):
         return AlertView(
             False, "alerts not configured: this project has no alert rule (auditor alerts add)"
@@ -221,13 +220,6 @@ def _series(
     return tuple(_point(r) for r in rows)
 
 
-def _project(uow: UnitOfWork, slug: str) -> repo.ProjectRow:
-    found = repo.find_project(uow.session, slug=slug)
-    if found is None:
-        raise NotFound(f"no project {slug!r}")
-    return found
-
-
 def _latest(uow: UnitOfWork, project_id: int, scope: str | None) -> dict[str, Any] | None:
     if scope is None:
         return None
@@ -242,7 +234,7 @@ def _latest(uow: UnitOfWork, project_id: int, scope: str | None) -> dict[str, An
     return result
 
 
-def _card(uow: UnitOfWork, project: Any) -> ProjectCard:
+def _card(uow: UnitOfWork, project: ProjectRecord) -> ProjectCard:
     latest = _latest(uow, project.id, CUMULATIVE)
     measures = (latest or {}).get("measures", {})
     return ProjectCard(
@@ -259,14 +251,11 @@ def _card(uow: UnitOfWork, project: Any) -> ProjectCard:
 
 def projects_overview(uow: UnitOfWork) -> list[ProjectCard]:
     with uow:
-        return [_card(uow, project) for project in uow.projects.list()]
+        return [_card(uow, project) for project in uow.projects.all()]
 
 
-def _scopes(row: repo.ProjectRow) -> tuple[str, ...]:
-    settings = row.settings
-    if settings is None:
-        return (CUMULATIVE,)
-    return tuple(s.name for s in scopes_for(settings))
+def _scopes(project: ProjectRecord) -> tuple[str, ...]:
+    return tuple(s.name for s in scopes_for(project.settings))
 
 
 def _histories(
@@ -337,9 +326,8 @@ def _pairs(latest: dict[str, Any] | None) -> tuple[tuple[str, ...], tuple[PairCe
 
 def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
     with uow:
-        row = _project(uow, slug)
-        project = uow.projects.get(slug)
-        card = _card(uow, project)
+        row = uow.require_project(slug)
+        card = _card(uow, row)
         scopes = _scopes(row)
         window_scope = next((s for s in scopes if s != CUMULATIVE), None)
         latest = _latest(uow, row.id, CUMULATIVE)
@@ -369,8 +357,8 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
 
 def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
     with uow:
-        row = _project(uow, slug)
-        card = _card(uow, uow.projects.get(slug))
+        row = uow.require_project(slug)
+        card = _card(uow, row)
         scopes = _scopes(row)
         window_scope = next((s for s in scopes if s != CUMULATIVE), None)
         latest = _latest(uow, row.id, CUMULATIVE)

@@ -47,10 +47,7 @@ class HistoryPoint:
 
 def project_id_for(uow: UnitOfWork, slug: str) -> int:
     """The id of project ``slug``; ``NotFound`` when there is none."""
-    project = repo.find_project(uow.session, slug=slug)
-    if project is None:
-        raise NotFound(f"no project {slug!r}")
-    return project.id
+    return uow.require_project(slug).id
 
 
 def scope_name(scope: str) -> str:

@@ -397,7 +397,4 @@ def recompute_due_projects(uow: UnitOfWork, now: datetime | None = None) -> list
 
 def find_project_id(uow: UnitOfWork, slug: str) -> int:
     with uow:
-        project = repo.find_project(uow.session, slug=slug)
-    if project is None:
-        raise NotFound(f"no project {slug!r}")
-    return project.id
+        return uow.require_project(slug).id

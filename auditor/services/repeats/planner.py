@@ -17,7 +17,6 @@ import numpy as np
 
 from auditor.domain import RepeatSettings
 from auditor.services import Invalid, NotFound
-from auditor.services.ingest.labels import find_project
 from auditor.stats import repeats as plan
 from auditor.stats.selfagreement import pairs_agreeing
 from auditor.storage import repeat_repository as repo
@@ -66,7 +65,7 @@ def plan_repeats(
     at = to_micros(now or utc_now())
     with uow:
         db = uow.session
-        project = find_project(uow, slug)
+        project = uow.require_project(slug)
         rater_id = repo.find_rater(db, project.id, rater)
         if rater_id is None:
             raise NotFound(f"no rater {rater!r} in project {slug!r}")
@@ -76,13 +75,13 @@ def plan_repeats(
                 return dict(stored)
         repo.lock_rater(db, rater_id)
         repo.expire(db, project.id, at)
-        settings = project.repeat_settings()
+        settings = project.repeat_settings
         item, category, labeled_at = repo.rater_labels(db, project.id, rater_id)
         # dense category indices for the stratification; ``category_ids`` maps them back
         category_ids, dense = np.unique(category, return_inverse=True)
         items = plan.rater_items(item, dense.reshape(-1), labeled_at)
         sa, have = _self_agreement(item, category)
-        needed = plan.needed_repeats(sa, have, settings.half_width, project.interval_level)
+        needed = plan.needed_repeats(sa, have, settings.half_width, project.settings.interval_level)
         waiting = repo.open_items(db, project.id, rater_id, at)
         room = plan.repeat_room(settings.share, items.item.shape[0], have, waiting.shape[0])
         picks: list[plan.Pick] = []
@@ -193,13 +192,13 @@ def repeat_status(uow: UnitOfWork, slug: str, now: datetime | None = None) -> li
     and needs (from her current self-agreement)."""
     at = to_micros(now or utc_now())
     with uow:
-        project = find_project(uow, slug)
+        project = uow.require_project(slug)
         db = uow.session
         facts = repo.self_agreement_by_rater(db, project.id)
         counts = repo.coverage(db, project.id, at)
         names = repo.rater_names(db, project.id)
-        settings = project.repeat_settings()
-        level = project.interval_level
+        settings = project.repeat_settings
+        level = project.settings.interval_level
     out = []
     for rater_id, fact in sorted(facts.items(), key=lambda kv: names[kv[0]]):
         c = counts.get(rater_id, repo.Coverage())
@@ -229,13 +228,11 @@ def update_repeat_settings(uow: UnitOfWork, slug: str, **fields: Any) -> RepeatS
         if name not in known:
             raise Invalid(f"unknown repeat setting {name!r} (settings: {', '.join(known)})")
     with uow:
-        project = uow.projects.get(slug, for_update=True)
-        if project is None:
-            raise NotFound(f"no project {slug!r}")
+        project = uow.require_project(slug, for_update=True)
         try:
-            settings = dataclasses.replace(project.repeat_settings(), **fields)
+            settings = dataclasses.replace(project.repeat_settings, **fields)
         except (TypeError, ValueError) as error:
             raise Invalid(f"repeat settings: {error}") from None
-        project.apply_repeat_settings(settings)
+        uow.projects.save_repeat_settings(project.id, settings)
         uow.commit()
     return settings
