@@ -1,8 +1,9 @@
 """Reads and writes of the HTTP API: keys, idempotency records, and the list / report / history
 reads the API serves beyond ``snapshot_repository``.
 
-Functions take the caller's open ``Session`` (the unit of work owns the transaction) and
-return plain values. Times bound into arithmetic are integer microseconds (see ``db.py``).
+``ApiRepository`` (``uow.api``) works in the unit of work's session (which owns the
+transaction) and returns plain values. Times bound into arithmetic are integer microseconds
+(see ``db.py``).
 """
 
 from __future__ import annotations
@@ -52,186 +53,10 @@ def _key_row(key: ApiKey, slug: str) -> KeyRow:
 # --- keys -----------------------------------------------------------------------------------
 
 
-def add_key(db: Session, project_id: int, role: str, name: str | None, prefix: str,
-            key_hash: str, created_at: datetime) -> int:  # fmt: skip
-    key = ApiKey(
-        project_id=project_id,
-        role=role,
-        name=name,
-        prefix=prefix,
-        key_hash=key_hash,
-        created_at=created_at,
-    )
-    db.add(key)
-    db.flush()
-    return key.id
-
-
-def key_by_hash(db: Session, key_hash: str) -> KeyRow | None:
-    found = db.execute(
-        select(ApiKey, Project.slug)
-        .join(Project, Project.id == ApiKey.project_id)
-        .where(ApiKey.key_hash == key_hash)
-    ).first()
-    return None if found is None else _key_row(found[0], found[1])
-
-
-def list_keys(db: Session, project_id: int) -> list[KeyRow]:
-    rows = db.execute(
-        select(ApiKey, Project.slug)
-        .join(Project, Project.id == ApiKey.project_id)
-        .where(ApiKey.project_id == project_id)
-        .order_by(ApiKey.id)
-    ).all()
-    return [_key_row(key, slug) for key, slug in rows]
-
-
-def revoke_key(db: Session, project_id: int, key_id: int, at: datetime) -> bool | None:
-    """True: revoked now; False: it already was; None: no such key in the project."""
-    key = db.execute(
-        select(ApiKey).where(ApiKey.project_id == project_id, ApiKey.id == key_id)
-    ).scalar()
-    if key is None:
-        return None
-    if key.revoked_at is not None:
-        return False
-    key.revoked_at = at
-    db.flush()
-    return True
-
-
-def touch_key(db: Session, key_id: int, at: datetime, older_than: datetime) -> None:
-    """Record use, at most once per period: a write per request would serialise readers."""
-    db.execute(
-        update(ApiKey)
-        .where(ApiKey.id == key_id)
-        .where(or_(ApiKey.last_used_at.is_(None), ApiKey.last_used_at < older_than))
-        .values(last_used_at=at)
-    )
-
-
 # --- idempotency ----------------------------------------------------------------------------
 
 
-def claim_idempotency_key(
-    db: Session, project_id: int, key: str, request_hash: str, created_at: datetime
-) -> bool:
-    """Insert a pending record; False when the key is already recorded (by a committed
-    transaction: on PostgreSQL a concurrent insert of the same key waits for the other
-    transaction to end, then does nothing if it committed)."""
-    insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
-    statement = (
-        insert(IdempotencyRecord)
-        .values(
-            project_id=project_id,
-            idempotency_key=key,
-            request_hash=request_hash,
-            status=0,
-            response={},
-            created_at=created_at,
-        )
-        .on_conflict_do_nothing(index_elements=["project_id", "idempotency_key"])
-        .returning(IdempotencyRecord.id)
-    )
-    return db.execute(statement).scalar() is not None
-
-
-def finish_idempotency_key(
-    db: Session, project_id: int, key: str, response: dict[str, Any]
-) -> None:
-    """Store the response of a successful post (only successes are remembered: a rejected
-    batch rolls its record back). ``status`` tells a finished record (200) from a pending
-    one (0)."""
-    db.execute(
-        update(IdempotencyRecord)
-        .where(IdempotencyRecord.project_id == project_id, IdempotencyRecord.idempotency_key == key)
-        .values(status=200, response=response)
-    )
-
-
-def find_idempotency_record(
-    db: Session, project_id: int, key: str
-) -> tuple[str, dict[str, Any]] | None:
-    """(request hash, response) of a recorded key."""
-    row = db.execute(
-        select(IdempotencyRecord.request_hash, IdempotencyRecord.response).where(
-            IdempotencyRecord.project_id == project_id, IdempotencyRecord.idempotency_key == key
-        )
-    ).first()
-    return None if row is None else (row[0], dict(row[1]))
-
-
 # --- lists ----------------------------------------------------------------------------------
-
-
-def list_raters(db: Session, project_id: int, after: str | None, limit: int) -> list[dict]:
-    labels = (
-        select(Label.rater_id, func.count().label("labels"))
-        .where(Label.project_id == project_id)
-        .group_by(Label.rater_id)
-        .subquery()
-    )
-    query = (
-        select(Rater.external_id, Rater.kind, func.coalesce(labels.c.labels, 0))
-        .outerjoin(labels, labels.c.rater_id == Rater.id)
-        .where(Rater.project_id == project_id)
-    )
-    if after is not None:
-        query = query.where(Rater.external_id > after)
-    rows = db.execute(query.order_by(Rater.external_id).limit(limit)).all()
-    return [{"rater": r[0], "kind": r[1], "labels": int(r[2])} for r in rows]
-
-
-def find_rater(db: Session, project_id: int, external_id: str) -> dict | None:
-    rater = db.execute(
-        select(Rater).where(Rater.project_id == project_id, Rater.external_id == external_id)
-    ).scalar()
-    if rater is None:
-        return None
-    count = db.execute(
-        select(func.count()).where(Label.project_id == project_id, Label.rater_id == rater.id)
-    ).scalar()
-    return {"rater": rater.external_id, "kind": rater.kind, "labels": int(count or 0)}
-
-
-def list_items(db: Session, project_id: int, after: str | None, limit: int) -> list[dict]:
-    query = select(Item.external_id).where(Item.project_id == project_id)
-    if after is not None:
-        query = query.where(Item.external_id > after)
-    rows = db.execute(query.order_by(Item.external_id).limit(limit)).scalars()
-    return [{"item": name} for name in rows]
-
-
-def find_item(db: Session, project_id: int, external_id: str) -> dict | None:
-    item = db.execute(
-        select(Item).where(Item.project_id == project_id, Item.external_id == external_id)
-    ).scalar()
-    if item is None:
-        return None
-    count = db.execute(
-        select(func.count()).where(Label.project_id == project_id, Label.item_id == item.id)
-    ).scalar()
-    return {"item": item.external_id, "metadata": item.meta, "labels": int(count or 0)}
-
-
-def list_sessions(
-    db: Session, project_id: int, rater: str | None, after: int | None, limit: int
-) -> list[dict]:
-    s = RaterSession
-    query = (
-        select(s.id, s.external_id, Rater.external_id, s.started_at, s.ended_at)
-        .join(Rater, and_(Rater.project_id == s.project_id, Rater.id == s.rater_id))
-        .where(s.project_id == project_id)
-    )
-    if rater is not None:
-        query = query.where(Rater.external_id == rater)
-    if after is not None:
-        query = query.where(s.id > after)
-    rows = db.execute(query.order_by(s.id).limit(limit)).all()
-    return [
-        {"id": r[0], "session": r[1], "rater": r[2], "started_at": r[3], "ended_at": r[4]}
-        for r in rows
-    ]
 
 
 SNAPSHOT_SUMMARY = (
@@ -252,209 +77,375 @@ SNAPSHOT_SUMMARY = (
 )
 
 
-def list_snapshots(
-    db: Session, project_id: int, scope: str | None, before: int | None, limit: int
-) -> list[dict]:
-    """Newest first; ``before`` is the id cursor of the previous page's last entry."""
-    columns = [getattr(Snapshot, name) for name in SNAPSHOT_SUMMARY]
-    query = select(*columns).where(Snapshot.project_id == project_id)
-    if scope is not None:
-        query = query.where(Snapshot.scope == scope)
-    if before is not None:
-        query = query.where(Snapshot.id < before)
-    rows = db.execute(query.order_by(Snapshot.id.desc()).limit(limit)).all()
-    return [dict(row._mapping) for row in rows]
-
-
-def find_snapshot(db: Session, project_id: int, snapshot_id: int) -> dict | None:
-    snapshot = db.execute(
-        select(Snapshot).where(Snapshot.project_id == project_id, Snapshot.id == snapshot_id)
-    ).scalar()
-    if snapshot is None:
-        return None
-    return {c.name: getattr(snapshot, c.name) for c in Snapshot.__table__.columns}
-
-
 # --- history, downsampled in SQL ------------------------------------------------------------
 
 
-def downsampled_history(
-    db: Session,
-    project_id: int,
-    metric: str,
-    subject_kind: str,
-    subject_id: str,
-    scopes: list[str] | None,
-    since: datetime | None,
-    until: datetime | None,
-    max_points: int,
-) -> list[dict[str, Any]]:
-    """At most ``max_points`` points per scope: the range [since, until] (default: the
-    series' own first and last as_of) is cut into ``max_points`` equal buckets and each bucket
-    keeps its last point. The bucketing and the choice run in the database (one window
-    function over the index range), so a long series never travels to Python."""
-    p = MetricPoint
-    as_of = type_coerce(p.as_of, BigInteger)
-    where = [
-        p.project_id == project_id,
-        p.metric == metric,
-        p.subject_kind == subject_kind,
-        p.subject_id == subject_id,
-    ]
-    if scopes:
-        where.append(p.scope.in_(scopes))
-    if since is not None:
-        where.append(as_of >= to_micros(since))
-    if until is not None:
-        where.append(as_of <= to_micros(until))
-    low, high = db.execute(select(func.min(as_of), func.max(as_of)).where(*where)).one()
-    if low is None:
-        return []
-    low = to_micros(since) if since is not None else int(low)
-    high = to_micros(until) if until is not None else int(high)
-    span = high - low + 1
-    columns = (p.scope, p.as_of, p.computed_at, p.value, p.ci_low, p.ci_high, p.n, p.reason)
-    if db.get_bind().dialect.name == "postgresql":
-        return _history_by_probes(db, where, columns, low, span, max_points)
-    bucket = ((as_of - literal(low, BigInteger)) * literal(max_points, BigInteger)) // literal(
-        span, BigInteger
-    )
-    rank = (
-        func.row_number()
-        .over(partition_by=(p.scope, bucket), order_by=(as_of.desc(), p.snapshot_id.desc()))
-        .label("rank")
-    )
-    ranked = select(*columns, p.snapshot_id, rank).where(*where).subquery()
-    rows = db.execute(
-        select(*(ranked.c[c.key] for c in columns), ranked.c.snapshot_id)
-        .where(ranked.c.rank == 1)
-        .order_by(ranked.c.as_of, ranked.c.scope)
-    ).all()
-    return [dict(row._mapping) for row in rows]
+class ApiRepository:
+    """The HTTP API's keys, idempotency records and list / history reads (``uow.api``)."""
 
+    def __init__(self, db: Session) -> None:
+        self.db = db
 
-def _distinct_scopes(db: Session, where: list[Any]) -> list[str]:
-    """The scopes of a series by skipping through the history index (a loose index scan: one
-    probe per scope, where DISTINCT would read every point)."""
-    p = MetricPoint
-    scopes: list[str] = []
-    while True:
-        query = select(p.scope).where(*where).order_by(p.scope).limit(1)
+    def add_key(self, project_id: int, role: str, name: str | None, prefix: str,
+                key_hash: str, created_at: datetime) -> int:  # fmt: skip
+        key = ApiKey(
+            project_id=project_id,
+            role=role,
+            name=name,
+            prefix=prefix,
+            key_hash=key_hash,
+            created_at=created_at,
+        )
+        self.db.add(key)
+        self.db.flush()
+        return key.id
+
+    def key_by_hash(self, key_hash: str) -> KeyRow | None:
+        found = self.db.execute(
+            select(ApiKey, Project.slug)
+            .join(Project, Project.id == ApiKey.project_id)
+            .where(ApiKey.key_hash == key_hash)
+        ).first()
+        return None if found is None else _key_row(found[0], found[1])
+
+    def list_keys(self, project_id: int) -> list[KeyRow]:
+        rows = self.db.execute(
+            select(ApiKey, Project.slug)
+            .join(Project, Project.id == ApiKey.project_id)
+            .where(ApiKey.project_id == project_id)
+            .order_by(ApiKey.id)
+        ).all()
+        return [_key_row(key, slug) for key, slug in rows]
+
+    def revoke_key(self, project_id: int, key_id: int, at: datetime) -> bool | None:
+        """True: revoked now; False: it already was; None: no such key in the project."""
+        key = self.db.execute(
+            select(ApiKey).where(ApiKey.project_id == project_id, ApiKey.id == key_id)
+        ).scalar()
+        if key is None:
+            return None
+        if key.revoked_at is not None:
+            return False
+        key.revoked_at = at
+        self.db.flush()
+        return True
+
+    def touch_key(self, key_id: int, at: datetime, older_than: datetime) -> None:
+        """Record use, at most once per period: a write per request would serialise readers."""
+        self.db.execute(
+            update(ApiKey)
+            .where(ApiKey.id == key_id)
+            .where(or_(ApiKey.last_used_at.is_(None), ApiKey.last_used_at < older_than))
+            .values(last_used_at=at)
+        )
+
+    def claim_idempotency_key(
+        self, project_id: int, key: str, request_hash: str, created_at: datetime
+    ) -> bool:
+        """Insert a pending record; False when the key is already recorded (by a committed
+        transaction: on PostgreSQL a concurrent insert of the same key waits for the other
+        transaction to end, then does nothing if it committed)."""
+        insert = (
+            postgresql.insert if self.db.get_bind().dialect.name == "postgresql" else sqlite.insert
+        )
+        statement = (
+            insert(IdempotencyRecord)
+            .values(
+                project_id=project_id,
+                idempotency_key=key,
+                request_hash=request_hash,
+                status=0,
+                response={},
+                created_at=created_at,
+            )
+            .on_conflict_do_nothing(index_elements=["project_id", "idempotency_key"])
+            .returning(IdempotencyRecord.id)
+        )
+        return self.db.execute(statement).scalar() is not None
+
+    def finish_idempotency_key(self, project_id: int, key: str, response: dict[str, Any]) -> None:
+        """Store the response of a successful post (only successes are remembered: a rejected
+        batch rolls its record back). ``status`` tells a finished record (200) from a pending
+        one (0)."""
+        self.db.execute(
+            update(IdempotencyRecord)
+            .where(
+                IdempotencyRecord.project_id == project_id, IdempotencyRecord.idempotency_key == key
+            )
+            .values(status=200, response=response)
+        )
+
+    def find_idempotency_record(
+        self, project_id: int, key: str
+    ) -> tuple[str, dict[str, Any]] | None:
+        """(request hash, response) of a recorded key."""
+        row = self.db.execute(
+            select(IdempotencyRecord.request_hash, IdempotencyRecord.response).where(
+                IdempotencyRecord.project_id == project_id, IdempotencyRecord.idempotency_key == key
+            )
+        ).first()
+        return None if row is None else (row[0], dict(row[1]))
+
+    def list_raters(self, project_id: int, after: str | None, limit: int) -> list[dict]:
+        labels = (
+            select(Label.rater_id, func.count().label("labels"))
+            .where(Label.project_id == project_id)
+            .group_by(Label.rater_id)
+            .subquery()
+        )
+        query = (
+            select(Rater.external_id, Rater.kind, func.coalesce(labels.c.labels, 0))
+            .outerjoin(labels, labels.c.rater_id == Rater.id)
+            .where(Rater.project_id == project_id)
+        )
+        if after is not None:
+            query = query.where(Rater.external_id > after)
+        rows = self.db.execute(query.order_by(Rater.external_id).limit(limit)).all()
+        return [{"rater": r[0], "kind": r[1], "labels": int(r[2])} for r in rows]
+
+    def find_rater(self, project_id: int, external_id: str) -> dict | None:
+        rater = self.db.execute(
+            select(Rater).where(Rater.project_id == project_id, Rater.external_id == external_id)
+        ).scalar()
+        if rater is None:
+            return None
+        count = self.db.execute(
+            select(func.count()).where(Label.project_id == project_id, Label.rater_id == rater.id)
+        ).scalar()
+        return {"rater": rater.external_id, "kind": rater.kind, "labels": int(count or 0)}
+
+    def list_items(self, project_id: int, after: str | None, limit: int) -> list[dict]:
+        query = select(Item.external_id).where(Item.project_id == project_id)
+        if after is not None:
+            query = query.where(Item.external_id > after)
+        rows = self.db.execute(query.order_by(Item.external_id).limit(limit)).scalars()
+        return [{"item": name} for name in rows]
+
+    def find_item(self, project_id: int, external_id: str) -> dict | None:
+        item = self.db.execute(
+            select(Item).where(Item.project_id == project_id, Item.external_id == external_id)
+        ).scalar()
+        if item is None:
+            return None
+        count = self.db.execute(
+            select(func.count()).where(Label.project_id == project_id, Label.item_id == item.id)
+        ).scalar()
+        return {"item": item.external_id, "metadata": item.meta, "labels": int(count or 0)}
+
+    def list_sessions(
+        self, project_id: int, rater: str | None, after: int | None, limit: int
+    ) -> list[dict]:
+        s = RaterSession
+        query = (
+            select(s.id, s.external_id, Rater.external_id, s.started_at, s.ended_at)
+            .join(Rater, and_(Rater.project_id == s.project_id, Rater.id == s.rater_id))
+            .where(s.project_id == project_id)
+        )
+        if rater is not None:
+            query = query.where(Rater.external_id == rater)
+        if after is not None:
+            query = query.where(s.id > after)
+        rows = self.db.execute(query.order_by(s.id).limit(limit)).all()
+        return [
+            {"id": r[0], "session": r[1], "rater": r[2], "started_at": r[3], "ended_at": r[4]}
+            for r in rows
+        ]
+
+    def list_snapshots(
+        self, project_id: int, scope: str | None, before: int | None, limit: int
+    ) -> list[dict]:
+        """Newest first; ``before`` is the id cursor of the previous page's last entry."""
+        columns = [getattr(Snapshot, name) for name in SNAPSHOT_SUMMARY]
+        query = select(*columns).where(Snapshot.project_id == project_id)
+        if scope is not None:
+            query = query.where(Snapshot.scope == scope)
+        if before is not None:
+            query = query.where(Snapshot.id < before)
+        rows = self.db.execute(query.order_by(Snapshot.id.desc()).limit(limit)).all()
+        return [dict(row._mapping) for row in rows]
+
+    def find_snapshot(self, project_id: int, snapshot_id: int) -> dict | None:
+        snapshot = self.db.execute(
+            select(Snapshot).where(Snapshot.project_id == project_id, Snapshot.id == snapshot_id)
+        ).scalar()
+        if snapshot is None:
+            return None
+        return {c.name: getattr(snapshot, c.name) for c in Snapshot.__table__.columns}
+
+    def downsampled_history(
+        self,
+        project_id: int,
+        metric: str,
+        subject_kind: str,
+        subject_id: str,
+        scopes: list[str] | None,
+        since: datetime | None,
+        until: datetime | None,
+        max_points: int,
+    ) -> list[dict[str, Any]]:
+        """At most ``max_points`` points per scope: the range [since, until] (default: the
+        series' own first and last as_of) is cut into ``max_points`` equal buckets and each bucket
+        keeps its last point. The bucketing and the choice run in the database (one window
+        function over the index range), so a long series never travels to Python."""
+        p = MetricPoint
+        as_of = type_coerce(p.as_of, BigInteger)
+        where = [
+            p.project_id == project_id,
+            p.metric == metric,
+            p.subject_kind == subject_kind,
+            p.subject_id == subject_id,
+        ]
         if scopes:
-            query = query.where(p.scope > scopes[-1])
-        scope = db.execute(query).scalar()
-        if scope is None:
-            return scopes
-        scopes.append(scope)
-
-
-def _history_by_probes(
-    db: Session, where: list[Any], columns: tuple[Any, ...], low: int, span: int, buckets: int
-) -> list[dict[str, Any]]:
-    """PostgreSQL: one index probe per (scope, bucket), newest point first, instead of ranking
-    every point: cost grows with the number of buckets, not with the length of the series.
-    Bucket k holds as_of - low in [ceil(k*span/N), ceil((k+1)*span/N)), the same buckets as
-    the window-function path."""
-    p = MetricPoint
-    as_of = type_coerce(p.as_of, BigInteger)
-    scopes = _distinct_scopes(db, where)
-    edges = [low + -(-k * span // buckets) for k in range(buckets + 1)]
-    bounds = select(
-        func.unnest(literal(edges[:-1], postgresql.ARRAY(BigInteger))).label("lo"),
-        func.unnest(literal(edges[1:], postgresql.ARRAY(BigInteger))).label("hi"),
-    ).subquery("bounds")
-    found: list[dict[str, Any]] = []
-    for scope in scopes:
-        probe = (
-            select(*columns, p.snapshot_id)
-            .where(*where, p.scope == scope, as_of >= bounds.c.lo, as_of < bounds.c.hi)
-            .order_by(as_of.desc(), p.snapshot_id.desc())
-            .limit(1)
-            .lateral("probe")
+            where.append(p.scope.in_(scopes))
+        if since is not None:
+            where.append(as_of >= to_micros(since))
+        if until is not None:
+            where.append(as_of <= to_micros(until))
+        low, high = self.db.execute(select(func.min(as_of), func.max(as_of)).where(*where)).one()
+        if low is None:
+            return []
+        low = to_micros(since) if since is not None else int(low)
+        high = to_micros(until) if until is not None else int(high)
+        span = high - low + 1
+        columns = (p.scope, p.as_of, p.computed_at, p.value, p.ci_low, p.ci_high, p.n, p.reason)
+        if self.db.get_bind().dialect.name == "postgresql":
+            return self._history_by_probes(where, columns, low, span, max_points)
+        bucket = ((as_of - literal(low, BigInteger)) * literal(max_points, BigInteger)) // literal(
+            span, BigInteger
         )
-        rows = db.execute(select(probe).select_from(bounds).join(probe, true())).all()
-        found.extend(dict(row._mapping) for row in rows)
-    found.sort(key=lambda row: (row["as_of"], row["scope"]))
-    return found
-
-
-def latest_points(
-    db: Session, project_id: int | None = None, scope: str | None = None
-) -> list[dict[str, Any]]:
-    """The metric points of the latest snapshot (highest tick) of every (project, scope)."""
-    newest = select(
-        Snapshot.project_id, Snapshot.scope, func.max(Snapshot.tick).label("tick")
-    ).group_by(Snapshot.project_id, Snapshot.scope)
-    if project_id is not None:
-        newest = newest.where(Snapshot.project_id == project_id)
-    if scope is not None:
-        newest = newest.where(Snapshot.scope == scope)
-    newest_sq = newest.subquery()
-    latest = (
-        select(Snapshot.id)
-        .join(
-            newest_sq,
-            and_(
-                Snapshot.project_id == newest_sq.c.project_id,
-                Snapshot.scope == newest_sq.c.scope,
-                Snapshot.tick == newest_sq.c.tick,
-            ),
+        rank = (
+            func.row_number()
+            .over(partition_by=(p.scope, bucket), order_by=(as_of.desc(), p.snapshot_id.desc()))
+            .label("rank")
         )
-        .scalar_subquery()
-    )
-    p = MetricPoint
-    rows = db.execute(
-        select(
-            Project.slug,
-            p.scope,
-            p.metric,
-            p.subject_kind,
-            p.subject_id,
-            p.value,
-            p.ci_low,
-            p.ci_high,
-            p.n,
-            p.reason,
-            p.as_of,
+        ranked = select(*columns, p.snapshot_id, rank).where(*where).subquery()
+        rows = self.db.execute(
+            select(*(ranked.c[c.key] for c in columns), ranked.c.snapshot_id)
+            .where(ranked.c.rank == 1)
+            .order_by(ranked.c.as_of, ranked.c.scope)
+        ).all()
+        return [dict(row._mapping) for row in rows]
+
+    def _distinct_scopes(self, where: list[Any]) -> list[str]:
+        """The scopes of a series by skipping through the history index (a loose index scan: one
+        probe per scope, where DISTINCT would read every point)."""
+        p = MetricPoint
+        scopes: list[str] = []
+        while True:
+            query = select(p.scope).where(*where).order_by(p.scope).limit(1)
+            if scopes:
+                query = query.where(p.scope > scopes[-1])
+            scope = self.db.execute(query).scalar()
+            if scope is None:
+                return scopes
+            scopes.append(scope)
+
+    def _history_by_probes(
+        self, where: list[Any], columns: tuple[Any, ...], low: int, span: int, buckets: int
+    ) -> list[dict[str, Any]]:
+        """PostgreSQL: one index probe per (scope, bucket), newest point first, instead of ranking
+        every point: cost grows with the number of buckets, not with the length of the series.
+        Bucket k holds as_of - low in [ceil(k*span/N), ceil((k+1)*span/N)), the same buckets as
+        the window-function path."""
+        p = MetricPoint
+        as_of = type_coerce(p.as_of, BigInteger)
+        scopes = self._distinct_scopes(where)
+        edges = [low + -(-k * span // buckets) for k in range(buckets + 1)]
+        bounds = select(
+            func.unnest(literal(edges[:-1], postgresql.ARRAY(BigInteger))).label("lo"),
+            func.unnest(literal(edges[1:], postgresql.ARRAY(BigInteger))).label("hi"),
+        ).subquery("bounds")
+        found: list[dict[str, Any]] = []
+        for scope in scopes:
+            probe = (
+                select(*columns, p.snapshot_id)
+                .where(*where, p.scope == scope, as_of >= bounds.c.lo, as_of < bounds.c.hi)
+                .order_by(as_of.desc(), p.snapshot_id.desc())
+                .limit(1)
+                .lateral("probe")
+            )
+            rows = self.db.execute(select(probe).select_from(bounds).join(probe, true())).all()
+            found.extend(dict(row._mapping) for row in rows)
+        found.sort(key=lambda row: (row["as_of"], row["scope"]))
+        return found
+
+    def latest_points(
+        self, project_id: int | None = None, scope: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The metric points of the latest snapshot (highest tick) of every (project, scope)."""
+        newest = select(
+            Snapshot.project_id, Snapshot.scope, func.max(Snapshot.tick).label("tick")
+        ).group_by(Snapshot.project_id, Snapshot.scope)
+        if project_id is not None:
+            newest = newest.where(Snapshot.project_id == project_id)
+        if scope is not None:
+            newest = newest.where(Snapshot.scope == scope)
+        newest_sq = newest.subquery()
+        latest = (
+            select(Snapshot.id)
+            .join(
+                newest_sq,
+                and_(
+                    Snapshot.project_id == newest_sq.c.project_id,
+                    Snapshot.scope == newest_sq.c.scope,
+                    Snapshot.tick == newest_sq.c.tick,
+                ),
+            )
+            .scalar_subquery()
         )
-        .join(Project, Project.id == p.project_id)
-        .where(p.snapshot_id.in_(latest))
-        .order_by(Project.slug, p.scope, p.metric, p.subject_kind, p.subject_id)
-    ).all()
-    return [dict(row._mapping) for row in rows]
+        p = MetricPoint
+        rows = self.db.execute(
+            select(
+                Project.slug,
+                p.scope,
+                p.metric,
+                p.subject_kind,
+                p.subject_id,
+                p.value,
+                p.ci_low,
+                p.ci_high,
+                p.n,
+                p.reason,
+                p.as_of,
+            )
+            .join(Project, Project.id == p.project_id)
+            .where(p.snapshot_id.in_(latest))
+            .order_by(Project.slug, p.scope, p.metric, p.subject_kind, p.subject_id)
+        ).all()
+        return [dict(row._mapping) for row in rows]
 
-
-def recompute_facts(db: Session) -> list[dict[str, Any]]:
-    """Per (project, scope): the latest snapshot's duration and computed_at."""
-    newest = (
-        select(Snapshot.project_id, Snapshot.scope, func.max(Snapshot.tick).label("tick"))
-        .group_by(Snapshot.project_id, Snapshot.scope)
-        .subquery()
-    )
-    rows = db.execute(
-        select(Project.slug, Snapshot.scope, Snapshot.duration_ms, Snapshot.computed_at)
-        .join(
-            newest,
-            and_(
-                Snapshot.project_id == newest.c.project_id,
-                Snapshot.scope == newest.c.scope,
-                Snapshot.tick == newest.c.tick,
-            ),
+    def recompute_facts(self) -> list[dict[str, Any]]:
+        """Per (project, scope): the latest snapshot's duration and computed_at."""
+        newest = (
+            select(Snapshot.project_id, Snapshot.scope, func.max(Snapshot.tick).label("tick"))
+            .group_by(Snapshot.project_id, Snapshot.scope)
+            .subquery()
         )
-        .join(Project, Project.id == Snapshot.project_id)
-        .order_by(Project.slug, Snapshot.scope)
-    ).all()
-    return [dict(row._mapping) for row in rows]
+        rows = self.db.execute(
+            select(Project.slug, Snapshot.scope, Snapshot.duration_ms, Snapshot.computed_at)
+            .join(
+                newest,
+                and_(
+                    Snapshot.project_id == newest.c.project_id,
+                    Snapshot.scope == newest.c.scope,
+                    Snapshot.tick == newest.c.tick,
+                ),
+            )
+            .join(Project, Project.id == Snapshot.project_id)
+            .order_by(Project.slug, Snapshot.scope)
+        ).all()
+        return [dict(row._mapping) for row in rows]
 
-
-def label_counts(db: Session) -> dict[str, int]:
-    """Labels stored per project slug (every project, zero included)."""
-    counts = (
-        select(Label.project_id, func.count().label("labels")).group_by(Label.project_id).subquery()
-    )
-    rows = db.execute(
-        select(Project.slug, func.coalesce(counts.c.labels, 0)).outerjoin(
-            counts, counts.c.project_id == Project.id
+    def label_counts(self) -> dict[str, int]:
+        """Labels stored per project slug (every project, zero included)."""
+        counts = (
+            select(Label.project_id, func.count().label("labels"))
+            .group_by(Label.project_id)
+            .subquery()
         )
-    ).all()
-    return {slug: int(count) for slug, count in rows}
+        rows = self.db.execute(
+            select(Project.slug, func.coalesce(counts.c.labels, 0)).outerjoin(
+                counts, counts.c.project_id == Project.id
+            )
+        ).all()
+        return {slug: int(count) for slug, count in rows}

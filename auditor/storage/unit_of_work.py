@@ -8,8 +8,8 @@ Services take a unit of work and decide when to commit; nothing below commits on
         uow.commit()
 
 Leaving the block without ``commit()`` (or by an exception) rolls everything back. A unit of
-work can be entered again after it is left; each entry is a new transaction. Repositories of
-later parts take ``uow.session``.
+work can be entered again after it is left; each entry is a new transaction. Each repository
+is an attribute working in the transaction's session, and returns plain values or records.
 """
 
 from __future__ import annotations
@@ -20,7 +20,12 @@ from typing import Self
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
+from auditor.storage.api_repository import ApiRepository
+from auditor.storage.health_repository import HealthRepository
+from auditor.storage.import_repository import ImportRepository
+from auditor.storage.label_studio_repository import LabelStudioRepository
 from auditor.storage.project_repository import ProjectRecord, ProjectRepository
+from auditor.storage.repeat_repository import RepeatRepository
 from auditor.storage.repositories import LabelStore
 
 
@@ -30,6 +35,11 @@ class UnitOfWork:
     session: Session
     projects: ProjectRepository
     labels: LabelStore
+    imports: ImportRepository
+    label_studio: LabelStudioRepository
+    repeats: RepeatRepository
+    api: ApiRepository
+    health: HealthRepository
 
     def __init__(self, engine: Engine, *, read_only: bool = False) -> None:
         # SQLite: a writer takes the write lock when it begins (BEGIN IMMEDIATE), so two
@@ -44,6 +54,11 @@ class UnitOfWork:
         self.session = Session(bind=self.engine, expire_on_commit=False, autoflush=True)
         self.projects = ProjectRepository(self.session)
         self.labels = LabelStore(self.session)
+        self.imports = ImportRepository(self.session)
+        self.label_studio = LabelStudioRepository(self.session)
+        self.repeats = RepeatRepository(self.session)
+        self.api = ApiRepository(self.session)
+        self.health = HealthRepository(self.session)
         self._active = True
         return self
 

@@ -27,7 +27,6 @@ from auditor.services.ingest.labels import (
     ingest_labels,
     write_labels,
 )
-from auditor.storage import api_repository as repo
 from auditor.storage.db import utc_now
 from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
@@ -79,9 +78,8 @@ def _post_once(
 ) -> PostResult:
     with uow:
         project = uow.require_project(slug)
-        session = uow.session
-        if not repo.claim_idempotency_key(session, project.id, key, request_hash, utc_now()):
-            stored = repo.find_idempotency_record(session, project.id, key)
+        if not uow.api.claim_idempotency_key(project.id, key, request_hash, utc_now()):
+            stored = uow.api.find_idempotency_record(project.id, key)
             if stored is None:  # pragma: no cover - the conflicting row is committed
                 raise WriteConflict(f"idempotency key {key!r} vanished")
             stored_hash, response = stored
@@ -91,6 +89,6 @@ def _post_once(
                 )
             return PostResult(response, True)
         body = _body(write_labels(uow, project, batch, created_by=created_by))
-        repo.finish_idempotency_key(session, project.id, key, body)
+        uow.api.finish_idempotency_key(project.id, key, body)
         uow.commit()
     return PostResult(body, False)

@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any
 
 from auditor.services import Conflict, NotFound
-from auditor.storage import import_repository as repo
 from auditor.storage.db import utc_now
 from auditor.storage.import_models import ImportRecord
 from auditor.storage.project_repository import ProjectRecord
@@ -63,7 +62,7 @@ def _view(record: ImportRecord) -> ImportView:
 
 
 def _record(uow: UnitOfWork, project: ProjectRecord, import_id: int) -> ImportRecord:
-    record = repo.get_import(uow.session, project.id, import_id)
+    record = uow.imports.get_import(project.id, import_id)
     if record is None:
         raise NotFound(f"no import {import_id} in project {project.slug!r}")
     return record
@@ -71,7 +70,7 @@ def _record(uow: UnitOfWork, project: ProjectRecord, import_id: int) -> ImportRe
 
 def list_imports(uow: UnitOfWork, slug: str) -> list[ImportView]:
     with uow:
-        return [_view(r) for r in repo.list_imports(uow.session, uow.require_project(slug).id)]
+        return [_view(r) for r in uow.imports.list_imports(uow.require_project(slug).id)]
 
 
 def show_import(uow: UnitOfWork, slug: str, import_id: int) -> ImportView:
@@ -89,10 +88,7 @@ def revert_import(uow: UnitOfWork, slug: str, import_id: int) -> RevertResult:
                 f"import {import_id} was already reverted at "
                 f"{record.reverted_at.isoformat(timespec='seconds')}"
             )
-        deleted = repo.delete_import_labels(uow.session, record)
-        record.reverted_at = utc_now()
-        record.reverted_labels = deleted
-        uow.session.flush()
+        deleted = uow.imports.revert(record, utc_now())
         uow.commit()
         return RevertResult(import_id, deleted, record.reverted_at)
 
@@ -101,7 +97,7 @@ def delete_project(uow: UnitOfWork, slug: str) -> dict[str, int]:
     """Delete a project and everything it owns in one transaction; rows deleted per table."""
     with uow:
         project = uow.require_project(slug, for_update=True)
-        deleted = repo.delete_project(uow.session, project.id)
+        deleted = uow.imports.delete_project(project.id)
         uow.commit()
         return deleted
 
@@ -109,7 +105,7 @@ def delete_project(uow: UnitOfWork, slug: str) -> dict[str, int]:
 def revert_marks(uow: UnitOfWork, slug: str) -> list[dict[str, Any]]:
     """Where reverts happened, for history listings: import id, source, when, labels removed."""
     with uow:
-        records = repo.list_imports(uow.session, uow.require_project(slug).id)
+        records = uow.imports.list_imports(uow.require_project(slug).id)
         return [
             {
                 "import_id": r.id,

@@ -22,8 +22,6 @@ from auditor.ingestion.batch import RawBatch, ValidBatch, validate_batch
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
 from auditor.services import Conflict
 from auditor.services.ingest.staged import PostgresStaging, staged_errors, staging_rows
-from auditor.storage import import_repository as imports_repo
-from auditor.storage import repeat_repository
 from auditor.storage.db import to_micros, utc_now
 from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.repositories import WriteConflict
@@ -159,14 +157,14 @@ def import_batches(
                 "nothing was written"
             )
         if content_hash is not None and not again and any(_unidentified(b) for b in valid):
-            earlier = imports_repo.find_by_hash(uow.session, project.id, content_hash)
+            earlier = uow.imports.find_by_hash(project.id, content_hash)
             if earlier is not None:
                 result.repeats = EarlierImport(
                     earlier.id, earlier.source, earlier.created_at, earlier.inserted
                 )
                 return result  # nothing written
-        record = imports_repo.create_import(
-            uow.session, project.id, source, content_hash, created_by, received_at
+        record = uow.imports.create_import(
+            project.id, source, content_hash, created_by, received_at
         )
         result.import_id = record.id
         staging = PostgresStaging(uow.session) if uow.labels.dialect == "postgresql" else None
@@ -188,7 +186,7 @@ def import_batches(
             before = uow.labels.max_label_id(project.id)
             staged = staging.finish(project.id, to_micros(received_at), record.id)
             # The staged insert bypasses _write_batch: fulfil planned repeats here too.
-            repeat_repository.fulfil(uow.session, project.id, before, to_micros(received_at))
+            uow.repeats.fulfil(project.id, before, to_micros(received_at))
             result.inserted += staged.inserted
             result.duplicates += staged.duplicates
             errors, total = staged_errors(staged)
@@ -199,9 +197,7 @@ def import_batches(
             result.inserted = result.duplicates = 0
             result.import_id = None
             return result  # leaving the block rolls back
-        imports_repo.finish_import(
-            uow.session, record, result.rows, result.inserted, result.duplicates
-        )
+        uow.imports.finish_import(record, result.rows, result.inserted, result.duplicates)
         result.max_label_id = uow.labels.max_label_id(project.id)
         uow.commit()
     return result
@@ -272,11 +268,11 @@ def write_labels(
     other writes (an idempotency record) can share the transaction. The batch is recorded
     as an import (source "api"). Raises like ``ingest_labels``."""
     categories = _category_ids(uow, project)
-    record = imports_repo.create_import(
-        uow.session, project.id, "api", content_hash, created_by, received_at or utc_now()
+    record = uow.imports.create_import(
+        project.id, "api", content_hash, created_by, received_at or utc_now()
     )
     inserted, duplicates = _write_batch(uow, project, categories, batch, received_at, record.id)
-    imports_repo.finish_import(uow.session, record, len(batch), inserted, duplicates)
+    uow.imports.finish_import(record, len(batch), inserted, duplicates)
     return IngestResult(inserted, duplicates, uow.labels.max_label_id(project.id), record.id)
 
 
@@ -335,7 +331,7 @@ def _write_batch(
         uow.labels.insert_labels(rows)
         # A new label of a rater on an item planned for her to see again fulfils that repeat,
         # whatever the route (API, import, integration): one set-based statement per batch.
-        repeat_repository.fulfil(uow.session, project.id, before, received)
+        uow.repeats.fulfil(project.id, before, received)
     return len(rows), len(skip)
 
 
@@ -441,7 +437,7 @@ def _stored_identities(
         for p, at in enumerate(times)
         if at is not None and keys[p] is None and p not in skip
     ]
-    stored = imports_repo.stored_identities(uow.session, project_id, wanted)
+    stored = uow.imports.stored_identities(project_id, wanted)
     duplicates = set()
     for position, (category, _import_id) in stored.items():
         if category == category_ids[position]:

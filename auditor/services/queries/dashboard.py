@@ -18,7 +18,6 @@ from typing import Any
 from auditor.services import NotFound
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
 from auditor.storage import alert_repository as alert_repo
-from auditor.storage import repeat_repository
 from auditor.storage import snapshot_repository as repo
 from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.unit_of_work import UnitOfWork
@@ -228,7 +227,7 @@ def _latest(uow: UnitOfWork, project_id: int, scope: str | None) -> dict[str, An
         return None
     result = {**found["result"], "snapshot": {k: v for k, v in found.items() if k != "result"}}
     if scope == CUMULATIVE:  # repeat coverage: points of the snapshot, not in its stats JSON
-        coverage = repeat_repository.coverage_points(uow.session, found["id"])
+        coverage = uow.repeats.coverage_points(found["id"])
         raters = result.get("raters", {})
         result["raters"] = {r: {**m, **coverage.get(r, {})} for r, m in raters.items()}
     return result

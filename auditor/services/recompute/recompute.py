@@ -45,7 +45,6 @@ from auditor.snapshots.scopes import CUMULATIVE, Scope, scopes_for, tick_for, wi
 from auditor.snapshots.subset import subset_labels, window_mask
 from auditor.stats import compute_measures
 from auditor.stats.export import measure_set_to_dict
-from auditor.storage import health_repository
 from auditor.storage import snapshot_repository as repo
 from auditor.storage.label_loader import load_project_labels
 from auditor.storage.snapshot_repository import Executor
@@ -158,7 +157,7 @@ def scan_dirty_projects(uow: UnitOfWork, now: datetime | None = None) -> list[Di
         db = uow.session
         facts = repo.label_facts(db)
         heads = repo.latest_heads(db)
-        backing_off = health_repository.backing_off(db, datetime.now(UTC))
+        backing_off = uow.health.backing_off(datetime.now(UTC))
         for project in repo.list_projects(db):
             max_id, count = facts.get(project.id, (None, 0))
             if max_id is None or project.id in backing_off:
@@ -316,7 +315,7 @@ def _recompute_locked(
         _ensure_alert_evaluation()
         for hook in _snapshot_hooks:
             hook(uow, project_id, written)
-        health_repository.clear_backoff(db, project_id)
+        uow.health.clear_backoff(project_id)
         uow.commit()
     write_seconds = time.perf_counter() - t2
     status = "written" if written else "conflict"

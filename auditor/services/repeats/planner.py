@@ -64,25 +64,24 @@ def plan_repeats(
         raise Invalid(f"request_id must have 1 to {REQUEST_ID_MAX} characters")
     at = to_micros(now or utc_now())
     with uow:
-        db = uow.session
         project = uow.require_project(slug)
-        rater_id = repo.find_rater(db, project.id, rater)
+        rater_id = uow.repeats.find_rater(project.id, rater)
         if rater_id is None:
             raise NotFound(f"no rater {rater!r} in project {slug!r}")
         if request_id is not None and limit > 0:
-            stored = repo.find_request(db, project.id, rater_id, request_id)
+            stored = uow.repeats.find_request(project.id, rater_id, request_id)
             if stored is not None:
                 return dict(stored)
-        repo.lock_rater(db, rater_id)
-        repo.expire(db, project.id, at)
+        uow.repeats.lock_rater(rater_id)
+        uow.repeats.expire(project.id, at)
         settings = project.repeat_settings
-        item, category, labeled_at = repo.rater_labels(db, project.id, rater_id)
+        item, category, labeled_at = uow.repeats.rater_labels(project.id, rater_id)
         # dense category indices for the stratification; ``category_ids`` maps them back
         category_ids, dense = np.unique(category, return_inverse=True)
         items = plan.rater_items(item, dense.reshape(-1), labeled_at)
         sa, have = _self_agreement(item, category)
         needed = plan.needed_repeats(sa, have, settings.half_width, project.settings.interval_level)
-        waiting = repo.open_items(db, project.id, rater_id, at)
+        waiting = uow.repeats.open_items(project.id, rater_id, at)
         room = plan.repeat_room(settings.share, items.item.shape[0], have, waiting.shape[0])
         picks: list[plan.Pick] = []
         if limit > 0 and room > 0:
@@ -104,7 +103,7 @@ def plan_repeats(
         if limit > 0:
             _record(uow, project.id, rater_id, items, picks, settings, at, request_id)
             if request_id is not None:
-                repo.store_request(db, project.id, rater_id, request_id, at, answer)
+                uow.repeats.store_request(project.id, rater_id, request_id, at, answer)
         uow.commit()
     return answer
 
@@ -119,7 +118,7 @@ def _answer(
     have: int,
     waiting: int,
 ) -> dict[str, Any]:
-    names = repo.item_names(uow.session, (p.item for p in picks))
+    names = uow.repeats.item_names(p.item for p in picks)
     categories = {c.id: c.name for c in uow.projects.categories(project_id)}
     position = {int(i): k for k, i in enumerate(items.item)}
     listed = []
@@ -156,8 +155,7 @@ def _record(
 ) -> None:
     position = {int(i): k for k, i in enumerate(items.item)}
     expires = at + round(timedelta(days=settings.open_days) / timedelta(microseconds=1))
-    repo.insert_planned(
-        uow.session,
+    uow.repeats.insert_planned(
         [
             {
                 "project_id": project_id,
@@ -193,10 +191,9 @@ def repeat_status(uow: UnitOfWork, slug: str, now: datetime | None = None) -> li
     at = to_micros(now or utc_now())
     with uow:
         project = uow.require_project(slug)
-        db = uow.session
-        facts = repo.self_agreement_by_rater(db, project.id)
-        counts = repo.coverage(db, project.id, at)
-        names = repo.rater_names(db, project.id)
+        facts = uow.repeats.self_agreement_by_rater(project.id)
+        counts = uow.repeats.coverage(project.id, at)
+        names = uow.repeats.rater_names(project.id)
         settings = project.repeat_settings
         level = project.settings.interval_level
     out = []
