@@ -27,6 +27,7 @@ from auditor.storage.label_studio_repository import LabelStudioRepository
 from auditor.storage.project_repository import ProjectRecord, ProjectRepository
 from auditor.storage.repeat_repository import RepeatRepository
 from auditor.storage.repositories import LabelStore
+from auditor.storage.snapshot_repository import SnapshotRepository
 
 
 class UnitOfWork:
@@ -40,6 +41,7 @@ class UnitOfWork:
     repeats: RepeatRepository
     api: ApiRepository
     health: HealthRepository
+    snapshots: SnapshotRepository
 
     def __init__(self, engine: Engine, *, read_only: bool = False) -> None:
         # SQLite: a writer takes the write lock when it begins (BEGIN IMMEDIATE), so two
@@ -59,6 +61,7 @@ class UnitOfWork:
         self.repeats = RepeatRepository(self.session)
         self.api = ApiRepository(self.session)
         self.health = HealthRepository(self.session)
+        self.snapshots = SnapshotRepository(self.session)
         self._active = True
         return self
 

@@ -20,7 +20,6 @@ from auditor.services.queries.history import (
 from auditor.snapshots.points import parse_subject
 from auditor.snapshots.scopes import CUMULATIVE
 from auditor.storage import alert_repository
-from auditor.storage import snapshot_repository as snapshots
 from auditor.storage.unit_of_work import UnitOfWork
 
 RATER_METRICS = ("self_agreement", "self_kappa", "reliability", "random_choice", "s_vs_group")
@@ -127,7 +126,7 @@ def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) 
         found = uow.api.find_rater(project_id, rater)
         if found is None:
             raise NotFound(f"project {slug!r} has no rater {rater!r}")
-        latest = snapshots.snapshot_at(uow.session, project_id, CUMULATIVE, None)
+        latest = uow.snapshots.snapshot_at(project_id, CUMULATIVE, None)
         result = latest["result"] if latest is not None else {}
         measures = dict(result.get("raters", {}).get(rater, {}))
         model = result.get("models", {}).get(rater)
@@ -171,7 +170,7 @@ def metrics_facts(uow: UnitOfWork) -> dict[str, Any]:
             "alerts": [],
             "outbox": {},
         }
-        for project in snapshots.list_projects(uow.session):
+        for project in sorted(uow.projects.all(), key=lambda p: p.id):
             for state in alert_repository.list_states(uow.session, project.id):
                 facts["alerts"].append({"slug": project.slug, **state})
             facts["outbox"][project.slug] = alert_repository.outbox_counts(uow.session, project.id)

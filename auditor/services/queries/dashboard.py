@@ -18,7 +18,6 @@ from typing import Any
 from auditor.services import NotFound
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
 from auditor.storage import alert_repository as alert_repo
-from auditor.storage import snapshot_repository as repo
 from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -215,14 +214,14 @@ def _point(row: dict[str, Any]) -> Point:
 def _series(
     uow: UnitOfWork, project_id: int, metric: str, kind: str, subject: str, scope: str
 ) -> tuple[Point, ...]:
-    rows = repo.history(uow.session, project_id, metric, kind, subject, [scope])
+    rows = uow.snapshots.history(project_id, metric, kind, subject, [scope])
     return tuple(_point(r) for r in rows)
 
 
 def _latest(uow: UnitOfWork, project_id: int, scope: str | None) -> dict[str, Any] | None:
     if scope is None:
         return None
-    found = repo.snapshot_at(uow.session, project_id, scope, None)
+    found = uow.snapshots.snapshot_at(project_id, scope, None)
     if found is None:
         return None
     result = {**found["result"], "snapshot": {k: v for k, v in found.items() if k != "result"}}
@@ -243,7 +242,7 @@ def _card(uow: UnitOfWork, project: ProjectRecord) -> ProjectCard:
         as_of=latest["snapshot"]["as_of"] if latest else None,
         kappa_s=measures.get("kappa_s"),
         rho=measures.get("rho"),
-        n_snapshots=sum(repo.count_snapshots(uow.session, project.id).values()),
+        n_snapshots=sum(uow.snapshots.count_snapshots(project.id).values()),
         alerts=read_alerts(uow, project.slug),
     )
 

@@ -47,7 +47,7 @@ from auditor.stats import compute_measures
 from auditor.stats.export import measure_set_to_dict
 from auditor.storage import snapshot_repository as repo
 from auditor.storage.label_loader import load_project_labels
-from auditor.storage.snapshot_repository import Executor
+from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
@@ -127,14 +127,14 @@ def _last(head: repo.SnapshotHead | None) -> LastSnapshot | None:
 
 
 def _decisions(
-    db: Executor,
-    project: repo.ProjectRow,
+    uow: UnitOfWork,
+    project: ProjectRecord,
     facts: ProjectFacts,
     heads: dict[tuple[int, str], repo.SnapshotHead],
     tick: int,
     now: datetime,
 ) -> list[ScopeDecision]:
-    settings = project.settings or ProjectSettings()
+    settings = project.settings
     cumulative = _last(heads.get((project.id, CUMULATIVE)))
     new_labels = has_new_labels(cumulative, facts)
     decisions = []
@@ -143,7 +143,7 @@ def _decisions(
         moved = False
         if scope.is_window and last is not None and not new_labels and last.tick < tick:
             ranges = moved_ranges(last, window_at(scope, now))
-            moved = repo.labels_in_ranges(db, project.id, ranges)
+            moved = uow.snapshots.labels_in_ranges(project.id, ranges)
         decisions.append(decide(scope, last, tick, new_labels, moved, facts))
     return decisions
 
@@ -154,16 +154,15 @@ def scan_dirty_projects(uow: UnitOfWork, now: datetime | None = None) -> list[Di
     now = now or datetime.now(UTC)
     dirty = []
     with uow:
-        db = uow.session
-        facts = repo.label_facts(db)
-        heads = repo.latest_heads(db)
+        facts = uow.snapshots.label_facts()
+        heads = uow.snapshots.latest_heads()
         backing_off = uow.health.backing_off(datetime.now(UTC))
-        for project in repo.list_projects(db):
+        for project in sorted(uow.projects.all(), key=lambda p: p.id):
             max_id, count = facts.get(project.id, (None, 0))
             if max_id is None or project.id in backing_off:
                 continue
-            tick = tick_for(now, project.interval_seconds)
-            decisions = _decisions(db, project, ProjectFacts(max_id, count), heads, tick, now)
+            tick = tick_for(now, project.settings.recompute_interval_seconds)
+            decisions = _decisions(uow, project, ProjectFacts(max_id, count), heads, tick, now)
             reasons = tuple(f"{d.scope.name}: {d.reason}" for d in decisions if d.dirty)
             if reasons:
                 dirty.append(DirtyProject(project.id, project.slug, tick, reasons))
@@ -259,15 +258,14 @@ def _recompute_locked(
     force: bool,
 ) -> RecomputeResult:
     with uow:
-        db = uow.session
-        project = repo.find_project(db, project_id=project_id)
+        project = uow.projects.by_id(project_id)
         if project is None:
             raise NotFound(f"no project with id {project_id}")
-        tick = tick_for(now, project.interval_seconds) if tick is None else tick
-        max_id, count = repo.label_facts(db, project_id).get(project_id, (None, 0))
+        tick = tick_for(now, project.settings.recompute_interval_seconds) if tick is None else tick
+        max_id, count = uow.snapshots.label_facts(project_id).get(project_id, (None, 0))
         facts = ProjectFacts(max_id, count)
-        heads = repo.latest_heads(db, project_id)
-        decisions = _decisions(db, project, facts, heads, tick, now)
+        heads = uow.snapshots.latest_heads(project_id)
+        decisions = _decisions(uow, project, facts, heads, tick, now)
     if force and max_id is not None:
         decisions = [
             dataclasses.replace(d, dirty=True, reason="forced")
@@ -290,7 +288,7 @@ def _recompute_locked(
     )
     del loaded
 
-    settings = project.settings or ProjectSettings()
+    settings = project.settings
     t1 = time.perf_counter()
     prepared = [
         _compute_scope(project_id, scope, tick, now, settings, source, load_seconds)
@@ -303,11 +301,10 @@ def _recompute_locked(
     written: list[WrittenSnapshot] = []
     lock.ensure_held()
     with uow:
-        db = uow.session
         for row, points, rendered in prepared:
             if row["scope"] == CUMULATIVE:  # repeat coverage is not cut by windows
                 points = [*points, *add_coverage(uow, project_id, rendered, now)]
-            snapshot_id = repo.insert_snapshot(db, row, points)
+            snapshot_id = uow.snapshots.insert_snapshot(row, points)
             if snapshot_id is not None:
                 written.append(
                     WrittenSnapshot(snapshot_id, row["scope"], tick, row["n_labels"], rendered)
