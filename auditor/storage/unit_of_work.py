@@ -21,8 +21,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from auditor.storage.api_repository import ApiRepository
+from auditor.storage.dashboard_sessions import DashboardSessionRepository
 from auditor.storage.health_repository import HealthRepository
 from auditor.storage.import_repository import ImportRepository
+from auditor.storage.instance_secrets import InstanceSecretRepository
 from auditor.storage.label_studio_repository import LabelStudioRepository
 from auditor.storage.project_repository import ProjectRecord, ProjectRepository
 from auditor.storage.repeat_repository import RepeatRepository
@@ -42,6 +44,8 @@ class UnitOfWork:
     api: ApiRepository
     health: HealthRepository
     snapshots: SnapshotRepository
+    dashboard_sessions: DashboardSessionRepository
+    secrets: InstanceSecretRepository
 
     def __init__(self, engine: Engine, *, read_only: bool = False) -> None:
         # SQLite: a writer takes the write lock when it begins (BEGIN IMMEDIATE), so two
@@ -62,6 +66,8 @@ class UnitOfWork:
         self.api = ApiRepository(self.session)
         self.health = HealthRepository(self.session)
         self.snapshots = SnapshotRepository(self.session)
+        self.dashboard_sessions = DashboardSessionRepository(self.session)
+        self.secrets = InstanceSecretRepository(self.session)
         self._active = True
         return self
 
