@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -19,6 +20,29 @@ from auditor.storage.models import Label, Project
 
 # (position in the batch, item id, rater id, session id or None, labeled_at in microseconds)
 Identity = tuple[int, int, int, int | None, int]
+
+
+@dataclass(frozen=True)
+class ImportRow:
+    """One import as stored (``auditor.storage.import_models.ImportRecord``)."""
+
+    id: int
+    project_id: int
+    source: str
+    content_hash: str | None
+    rows: int
+    inserted: int
+    duplicates: int
+    created_by: str
+    created_at: datetime
+    first_label_id: int | None
+    last_label_id: int | None
+    reverted_at: datetime | None
+    reverted_labels: int | None
+
+
+def _row(record: ImportRecord) -> ImportRow:
+    return ImportRow(**{f.name: getattr(record, f.name) for f in fields(ImportRow)})
 
 
 class ImportRepository:
@@ -35,9 +59,10 @@ class ImportRepository:
         content_hash: str | None,
         created_by: str,
         now: datetime,
-    ) -> ImportRecord:
+    ) -> int:
         """A new record (counts 0), its lower label-id bound taken now: every id this
-        transaction inserts later is above every id visible now (the sequence only grows)."""
+        transaction inserts later is above every id visible now (the sequence only grows).
+        Returns its id."""
         before = self.db.scalar(select(func.max(Label.id)).where(Label.project_id == project_id))
         record = ImportRecord(
             project_id=project_id,
@@ -52,18 +77,17 @@ class ImportRepository:
         )
         self.db.add(record)
         self.db.flush()
-        return record
+        return record.id
 
-    def finish_import(
-        self, record: ImportRecord, rows: int, inserted: int, duplicates: int
-    ) -> None:
+    def finish_import(self, import_id: int, rows: int, inserted: int, duplicates: int) -> None:
+        record = self.db.get_one(ImportRecord, import_id)
         record.rows, record.inserted, record.duplicates = rows, inserted, duplicates
         record.last_label_id = self.db.scalar(
             select(func.max(Label.id)).where(Label.project_id == record.project_id)
         )
         self.db.flush()
 
-    def find_by_hash(self, project_id: int, content_hash: str) -> ImportRecord | None:
+    def find_by_hash(self, project_id: int, content_hash: str) -> ImportRow | None:
         """The latest import of this content that is not reverted."""
         statement = (
             select(ImportRecord)
@@ -75,19 +99,21 @@ class ImportRepository:
             .order_by(ImportRecord.id.desc())
             .limit(1)
         )
-        return self.db.scalars(statement).first()
+        found = self.db.scalars(statement).first()
+        return None if found is None else _row(found)
 
-    def list_imports(self, project_id: int) -> list[ImportRecord]:
+    def list_imports(self, project_id: int) -> list[ImportRow]:
         statement = select(ImportRecord).where(ImportRecord.project_id == project_id)
-        return list(self.db.scalars(statement.order_by(ImportRecord.id)))
+        return [_row(r) for r in self.db.scalars(statement.order_by(ImportRecord.id))]
 
-    def get_import(self, project_id: int, import_id: int) -> ImportRecord | None:
+    def get_import(self, project_id: int, import_id: int) -> ImportRow | None:
         statement = select(ImportRecord).where(
             ImportRecord.project_id == project_id, ImportRecord.id == import_id
         )
-        return self.db.scalars(statement).one_or_none()
+        found = self.db.scalars(statement).one_or_none()
+        return None if found is None else _row(found)
 
-    def delete_import_labels(self, record: ImportRecord) -> int:
+    def delete_import_labels(self, record: ImportRow) -> int:
         """Delete the labels of one import; the id bounds let the (project_id, id) index find
         them, the import_id keeps labels of concurrent writers inside the bounds."""
         statement = delete(Label).where(
@@ -99,11 +125,11 @@ class ImportRepository:
             statement = statement.where(Label.id <= record.last_label_id)
         return int(self.db.execute(statement).rowcount or 0)
 
-    def revert(self, record: ImportRecord, at: datetime) -> int:
+    def revert(self, record: ImportRow, at: datetime) -> int:
         """Delete the import's labels and mark it reverted at ``at``; how many went."""
         deleted = self.delete_import_labels(record)
-        record.reverted_at = at
-        record.reverted_labels = deleted
+        stored = self.db.get_one(ImportRecord, record.id)
+        stored.reverted_at, stored.reverted_labels = at, deleted
         self.db.flush()
         return deleted
 

@@ -30,6 +30,7 @@ from auditor.storage.project_repository import ProjectRecord, ProjectRepository
 from auditor.storage.repeat_repository import RepeatRepository
 from auditor.storage.repositories import LabelStore
 from auditor.storage.snapshot_repository import SnapshotRepository
+from auditor.storage.staging import PostgresStaging
 
 
 class UnitOfWork:
@@ -82,6 +83,11 @@ class UnitOfWork:
         finally:
             self.session.close()
             self._active = False
+
+    def staging(self) -> PostgresStaging | None:
+        """A COPY staging table for one file import on PostgreSQL (dropped at commit); None
+        on SQLite, where labels are inserted batch by batch."""
+        return PostgresStaging(self.session) if self.labels.dialect == "postgresql" else None
 
     def require_project(self, slug: str, *, for_update: bool = False) -> ProjectRecord:
         """Project ``slug``; ``NotFound`` ("no project 'x'") when there is none. The one

@@ -14,7 +14,7 @@ from typing import Any
 
 from auditor.services import Conflict, NotFound
 from auditor.storage.db import utc_now
-from auditor.storage.import_models import ImportRecord
+from auditor.storage.import_repository import ImportRow
 from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -46,7 +46,7 @@ class RevertResult:
     reverted_at: datetime
 
 
-def _view(record: ImportRecord) -> ImportView:
+def _view(record: ImportRow) -> ImportView:
     return ImportView(
         id=record.id,
         source=record.source,
@@ -61,7 +61,7 @@ def _view(record: ImportRecord) -> ImportView:
     )
 
 
-def _record(uow: UnitOfWork, project: ProjectRecord, import_id: int) -> ImportRecord:
+def _record(uow: UnitOfWork, project: ProjectRecord, import_id: int) -> ImportRow:
     record = uow.imports.get_import(project.id, import_id)
     if record is None:
         raise NotFound(f"no import {import_id} in project {project.slug!r}")
@@ -88,9 +88,10 @@ def revert_import(uow: UnitOfWork, slug: str, import_id: int) -> RevertResult:
                 f"import {import_id} was already reverted at "
                 f"{record.reverted_at.isoformat(timespec='seconds')}"
             )
-        deleted = uow.imports.revert(record, utc_now())
+        reverted_at = utc_now()
+        deleted = uow.imports.revert(record, reverted_at)
         uow.commit()
-        return RevertResult(import_id, deleted, record.reverted_at)
+        return RevertResult(import_id, deleted, reverted_at)
 
 
 def delete_project(uow: UnitOfWork, slug: str) -> dict[str, int]:

@@ -21,7 +21,7 @@ from auditor.domain import RaterKind
 from auditor.ingestion.batch import RawBatch, ValidBatch, validate_batch
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
 from auditor.services import Conflict
-from auditor.services.ingest.staged import PostgresStaging, staged_errors, staging_rows
+from auditor.services.ingest.staged import staged_errors, staging_rows
 from auditor.storage.db import to_micros, utc_now
 from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.repositories import WriteConflict
@@ -163,11 +163,11 @@ def import_batches(
                     earlier.id, earlier.source, earlier.created_at, earlier.inserted
                 )
                 return result  # nothing written
-        record = uow.imports.create_import(
+        import_id = uow.imports.create_import(
             project.id, source, content_hash, created_by, received_at
         )
-        result.import_id = record.id
-        staging = PostgresStaging(uow.session) if uow.labels.dialect == "postgresql" else None
+        result.import_id = import_id
+        staging = uow.staging()
         while valid and not result.rejected:
             checked = valid.pop(0)
             try:
@@ -176,7 +176,7 @@ def import_batches(
                     result.duplicates += len(checked.duplicate_rows)  # within the batch
                 else:
                     inserted, duplicates = _write_batch(
-                        uow, project, categories, checked, received_at, record.id
+                        uow, project, categories, checked, received_at, import_id
                     )
                     result.inserted += inserted
                     result.duplicates += duplicates
@@ -184,7 +184,7 @@ def import_batches(
                 _add_errors(result, rejection)
         if staging is not None and not result.rejected:
             before = uow.labels.max_label_id(project.id)
-            staged = staging.finish(project.id, to_micros(received_at), record.id)
+            staged = staging.finish(project.id, to_micros(received_at), import_id)
             # The staged insert bypasses _write_batch: fulfil planned repeats here too.
             uow.repeats.fulfil(project.id, before, to_micros(received_at))
             result.inserted += staged.inserted
@@ -197,7 +197,7 @@ def import_batches(
             result.inserted = result.duplicates = 0
             result.import_id = None
             return result  # leaving the block rolls back
-        uow.imports.finish_import(record, result.rows, result.inserted, result.duplicates)
+        uow.imports.finish_import(import_id, result.rows, result.inserted, result.duplicates)
         result.max_label_id = uow.labels.max_label_id(project.id)
         uow.commit()
     return result
@@ -268,12 +268,12 @@ def write_labels(
     other writes (an idempotency record) can share the transaction. The batch is recorded
     as an import (source "api"). Raises like ``ingest_labels``."""
     categories = _category_ids(uow, project)
-    record = uow.imports.create_import(
+    import_id = uow.imports.create_import(
         project.id, "api", content_hash, created_by, received_at or utc_now()
     )
-    inserted, duplicates = _write_batch(uow, project, categories, batch, received_at, record.id)
-    uow.imports.finish_import(record, len(batch), inserted, duplicates)
-    return IngestResult(inserted, duplicates, uow.labels.max_label_id(project.id), record.id)
+    inserted, duplicates = _write_batch(uow, project, categories, batch, received_at, import_id)
+    uow.imports.finish_import(import_id, len(batch), inserted, duplicates)
+    return IngestResult(inserted, duplicates, uow.labels.max_label_id(project.id), import_id)
 
 
 def _category_ids(uow: UnitOfWork, project: ProjectRecord) -> dict[str, int]:
