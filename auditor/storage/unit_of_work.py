@@ -20,13 +20,14 @@ from typing import Self
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
-from auditor.storage.api_repository import ApiRepository
 from auditor.storage.dashboard_sessions import DashboardSessionRepository
 from auditor.storage.health_repository import HealthRepository
 from auditor.storage.import_repository import ImportRepository
 from auditor.storage.instance_secrets import InstanceSecretRepository
+from auditor.storage.key_repository import KeyRepository
 from auditor.storage.label_studio_repository import LabelStudioRepository
 from auditor.storage.project_repository import ProjectRecord, ProjectRepository
+from auditor.storage.read_repository import ReadRepository
 from auditor.storage.repeat_repository import RepeatRepository
 from auditor.storage.repositories import LabelStore
 from auditor.storage.snapshot_repository import SnapshotRepository
@@ -42,7 +43,8 @@ class UnitOfWork:
     imports: ImportRepository
     label_studio: LabelStudioRepository
     repeats: RepeatRepository
-    api: ApiRepository
+    keys: KeyRepository
+    reads: ReadRepository
     health: HealthRepository
     snapshots: SnapshotRepository
     dashboard_sessions: DashboardSessionRepository
@@ -64,7 +66,8 @@ class UnitOfWork:
         self.imports = ImportRepository(self.session)
         self.label_studio = LabelStudioRepository(self.session)
         self.repeats = RepeatRepository(self.session)
-        self.api = ApiRepository(self.session)
+        self.keys = KeyRepository(self.session)
+        self.reads = ReadRepository(self.session)
         self.health = HealthRepository(self.session)
         self.snapshots = SnapshotRepository(self.session)
         self.dashboard_sessions = DashboardSessionRepository(self.session)

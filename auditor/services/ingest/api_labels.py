@@ -78,8 +78,8 @@ def _post_once(
 ) -> PostResult:
     with uow:
         project = uow.require_project(slug)
-        if not uow.api.claim_idempotency_key(project.id, key, request_hash, utc_now()):
-            stored = uow.api.find_idempotency_record(project.id, key)
+        if not uow.keys.claim_idempotency_key(project.id, key, request_hash, utc_now()):
+            stored = uow.keys.find_idempotency_record(project.id, key)
             if stored is None:  # pragma: no cover - the conflicting row is committed
                 raise WriteConflict(f"idempotency key {key!r} vanished")
             stored_hash, response = stored
@@ -89,6 +89,6 @@ def _post_once(
                 )
             return PostResult(response, True)
         body = _body(write_labels(uow, project, batch, created_by=created_by))
-        uow.api.finish_idempotency_key(project.id, key, body)
+        uow.keys.finish_idempotency_key(project.id, key, body)
         uow.commit()
     return PostResult(body, False)

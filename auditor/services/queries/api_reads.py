@@ -28,12 +28,12 @@ MODEL_METRICS = ("s", "kappa_va")
 
 def list_raters(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[dict]:
     with uow:
-        return uow.api.list_raters(project_id_for(uow, slug), after, limit)
+        return uow.reads.list_raters(project_id_for(uow, slug), after, limit)
 
 
 def get_rater(uow: UnitOfWork, slug: str, rater: str) -> dict:
     with uow:
-        found = uow.api.find_rater(project_id_for(uow, slug), rater)
+        found = uow.reads.find_rater(project_id_for(uow, slug), rater)
     if found is None:
         raise NotFound(f"project {slug!r} has no rater {rater!r}")
     return found
@@ -41,12 +41,12 @@ def get_rater(uow: UnitOfWork, slug: str, rater: str) -> dict:
 
 def list_items(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[dict]:
     with uow:
-        return uow.api.list_items(project_id_for(uow, slug), after, limit)
+        return uow.reads.list_items(project_id_for(uow, slug), after, limit)
 
 
 def get_item(uow: UnitOfWork, slug: str, item: str) -> dict:
     with uow:
-        found = uow.api.find_item(project_id_for(uow, slug), item)
+        found = uow.reads.find_item(project_id_for(uow, slug), item)
     if found is None:
         raise NotFound(f"project {slug!r} has no item {item!r}")
     return found
@@ -56,7 +56,7 @@ def list_sessions(
     uow: UnitOfWork, slug: str, rater: str | None, after: int | None, limit: int
 ) -> list[dict]:
     with uow:
-        return uow.api.list_sessions(project_id_for(uow, slug), rater, after, limit)
+        return uow.reads.list_sessions(project_id_for(uow, slug), rater, after, limit)
 
 
 def list_snapshots(
@@ -64,13 +64,13 @@ def list_snapshots(
 ) -> list[dict]:
     name = scope_name(scope) if scope is not None else None
     with uow:
-        return uow.api.list_snapshots(project_id_for(uow, slug), name, before, limit)
+        return uow.reads.list_snapshots(project_id_for(uow, slug), name, before, limit)
 
 
 def get_snapshot(uow: UnitOfWork, slug: str, snapshot_id: int) -> dict[str, Any]:
     """One snapshot in full: the ``auditor stats --json`` shape plus its metadata."""
     with uow:
-        found = uow.api.find_snapshot(project_id_for(uow, slug), snapshot_id)
+        found = uow.reads.find_snapshot(project_id_for(uow, slug), snapshot_id)
     if found is None:
         raise NotFound(f"project {slug!r} has no snapshot {snapshot_id}")
     metadata = {key: found[key] for key in SNAPSHOT_METADATA}
@@ -104,12 +104,12 @@ def history(
     names = [scope_name(s) for s in scopes] if scopes else None
     with uow:
         project_id = project_id_for(uow, slug)
-        rows = uow.api.downsampled_history(
+        rows = uow.reads.downsampled_history(
             project_id, metric, kind, subject_id, names, since, until, max_points
         )
         other = reversed_pair(kind, subject_id)
         if not rows and other is not None:
-            rows = uow.api.downsampled_history(
+            rows = uow.reads.downsampled_history(
                 project_id, metric, kind, other, names, since, until, max_points
             )
         if not rows:
@@ -123,7 +123,7 @@ def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) 
     pairwise Cohen kappa, and the history of each of those rater metrics."""
     with uow:
         project_id = project_id_for(uow, slug)
-        found = uow.api.find_rater(project_id, rater)
+        found = uow.reads.find_rater(project_id, rater)
         if found is None:
             raise NotFound(f"project {slug!r} has no rater {rater!r}")
         latest = uow.snapshots.snapshot_at(project_id, CUMULATIVE, None)
@@ -139,7 +139,7 @@ def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) 
         kind = "model" if found["kind"] == "model" else "rater"
         for metric in RATER_METRICS + (MODEL_METRICS if kind == "model" else ()):
             subject_kind = "rater" if metric in RATER_METRICS else "model"
-            series[metric] = uow.api.downsampled_history(project_id, metric, subject_kind, rater,
+            series[metric] = uow.reads.downsampled_history(project_id, metric, subject_kind, rater,
                 [CUMULATIVE], None, None, max_points,
             )  # fmt: skip
     return {
@@ -164,9 +164,9 @@ def metrics_facts(uow: UnitOfWork) -> dict[str, Any]:
     """What GET /metrics exposes, read fresh at scrape time from the database."""
     with uow:
         facts: dict[str, Any] = {
-            "points": uow.api.latest_points(),
-            "recomputes": uow.api.recompute_facts(),
-            "labels": uow.api.label_counts(),
+            "points": uow.reads.latest_points(),
+            "recomputes": uow.reads.recompute_facts(),
+            "labels": uow.reads.label_counts(),
             "alerts": [],
             "outbox": {},
         }
