@@ -42,7 +42,7 @@ class ReadRepository:
     def __init__(self, db: Session) -> None:
         self.db = db
 
-    def list_raters(self, project_id: int, after: str | None, limit: int) -> list[dict]:
+    def list_raters(self, project_id: int, after: str | None, limit: int) -> list[dict[str, Any]]:
         labels = (
             select(Label.rater_id, func.count().label("labels"))
             .where(Label.project_id == project_id)
@@ -59,7 +59,7 @@ class ReadRepository:
         rows = self.db.execute(query.order_by(Rater.external_id).limit(limit)).all()
         return [{"rater": r[0], "kind": r[1], "labels": int(r[2])} for r in rows]
 
-    def find_rater(self, project_id: int, external_id: str) -> dict | None:
+    def find_rater(self, project_id: int, external_id: str) -> dict[str, Any] | None:
         rater = self.db.execute(
             select(Rater).where(Rater.project_id == project_id, Rater.external_id == external_id)
         ).scalar()
@@ -70,14 +70,14 @@ class ReadRepository:
         ).scalar()
         return {"rater": rater.external_id, "kind": rater.kind, "labels": int(count or 0)}
 
-    def list_items(self, project_id: int, after: str | None, limit: int) -> list[dict]:
+    def list_items(self, project_id: int, after: str | None, limit: int) -> list[dict[str, Any]]:
         query = select(Item.external_id).where(Item.project_id == project_id)
         if after is not None:
             query = query.where(Item.external_id > after)
         rows = self.db.execute(query.order_by(Item.external_id).limit(limit)).scalars()
         return [{"item": name} for name in rows]
 
-    def find_item(self, project_id: int, external_id: str) -> dict | None:
+    def find_item(self, project_id: int, external_id: str) -> dict[str, Any] | None:
         item = self.db.execute(
             select(Item).where(Item.project_id == project_id, Item.external_id == external_id)
         ).scalar()
@@ -90,7 +90,7 @@ class ReadRepository:
 
     def list_sessions(
         self, project_id: int, rater: str | None, after: int | None, limit: int
-    ) -> list[dict]:
+    ) -> list[dict[str, Any]]:
         s = RaterSession
         query = (
             select(s.id, s.external_id, Rater.external_id, s.started_at, s.ended_at)
@@ -109,7 +109,7 @@ class ReadRepository:
 
     def list_snapshots(
         self, project_id: int, scope: str | None, before: int | None, limit: int
-    ) -> list[dict]:
+    ) -> list[dict[str, Any]]:
         """Newest first; ``before`` is the id cursor of the previous page's last entry."""
         columns = [getattr(Snapshot, name) for name in SNAPSHOT_SUMMARY]
         query = select(*columns).where(Snapshot.project_id == project_id)
@@ -120,7 +120,7 @@ class ReadRepository:
         rows = self.db.execute(query.order_by(Snapshot.id.desc()).limit(limit)).all()
         return [dict(row._mapping) for row in rows]
 
-    def find_snapshot(self, project_id: int, snapshot_id: int) -> dict | None:
+    def find_snapshot(self, project_id: int, snapshot_id: int) -> dict[str, Any] | None:
         snapshot = self.db.execute(
             select(Snapshot).where(Snapshot.project_id == project_id, Snapshot.id == snapshot_id)
         ).scalar()

@@ -193,7 +193,10 @@ class RepeatRepository:
             for rater, planned, done, gone, waiting in self.db.execute(statement)
         }
 
-    def find_request(self, project_id: int, rater_id: int, request_id: str) -> Any:
+    def find_request(
+        self, project_id: int, rater_id: int, request_id: str
+    ) -> dict[str, Any] | None:
+        """The stored answer to an earlier plan request with this id, if any."""
         statement = select(RepeatRequest.response).where(
             RepeatRequest.project_id == project_id,
             RepeatRequest.rater_id == rater_id,
@@ -202,7 +205,7 @@ class RepeatRepository:
         return self.db.execute(statement).scalar()
 
     def store_request(
-        self, project_id: int, rater_id: int, request_id: str, now: int, response: Any
+        self, project_id: int, rater_id: int, request_id: str, now: int, response: dict[str, Any]
     ) -> None:
         self.db.execute(
             insert(RepeatRequest.__table__).values(
