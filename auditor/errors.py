@@ -2,11 +2,21 @@
 is at fault, the ``field`` that names it.
 
 The API maps them to a status by type (``auditor.api.errors``) and the CLI to a message and an
-exit code (``auditor.cli._common``), each in one place. Lower layers raise them too, so the
-module sits beside ``auditor.domain`` at the bottom of the layers and imports nothing of ours.
+exit code (``auditor.cli._common``), each in one place. Lower layers raise them too (or
+subclass them: ``IngestRejected``, ``FileFormatError``, ``TargetRefused``, ``WriteConflict``...),
+so the module sits beside ``auditor.domain`` at the bottom of the layers and imports nothing of
+ours.
+
+    AuditorError            the message names what is wrong           API 400, CLI exit 1
+        NotFound            no such project, rater, snapshot...        API 404
+        Conflict            contradicts stored state                   API 409
+        Invalid             bad input; ``field`` names it              API 422
+        Failure             the work failed, not the input             API 500 (logged)
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class AuditorError(Exception):
@@ -20,6 +30,10 @@ class AuditorError(Exception):
         self.field = field
         if code is not None:
             self.code = code
+
+    def details(self) -> list[dict[str, Any]]:
+        """Where the problem is (the API's ``details``): the field when one is at fault."""
+        return [{"field": self.field, "message": self.message}] if self.field else []
 
 
 class NotFound(AuditorError, LookupError):
@@ -36,3 +50,11 @@ class Invalid(AuditorError, ValueError):
     """Bad input; ``field`` names it when one field is at fault."""
 
     code = "invalid"
+
+
+class Failure(AuditorError, RuntimeError):
+    """The work failed for a reason outside its input (a concurrent write got in the way, the
+    database went away, a recompute raised); nothing was written. The CLI shows the message
+    to its operator; the API logs it and answers 500, as for any internal error."""
+
+    code = "failed"

@@ -20,9 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Send
 
 from auditor.api.routing import api_routes
-from auditor.ingestion.errors import IngestRejected
-from auditor.services import Conflict, Invalid, NotFound, ServiceError
-from auditor.services.ingest.api_labels import IdempotencyMismatch
+from auditor.errors import AuditorError, Conflict, Failure, Invalid, NotFound
 from auditor.storage.db import is_lock_timeout
 
 log = logging.getLogger(__name__)
@@ -169,16 +167,17 @@ def _allowed(request: Request) -> list[str]:
     return sorted(methods)
 
 
-def _rejected_details(exc: IngestRejected) -> list[dict[str, Any]]:
-    return [{"row": e.row, "field": e.field, "message": e.message} for e in exc.errors]
-
-
-_SERVICE_STATUS: tuple[tuple[type[ServiceError], int], ...] = (
+# The status of every error of auditor.errors, by type (the first match wins; any other
+# AuditorError is 400). Its code and details come from the error itself.
+_STATUS: tuple[tuple[type[AuditorError], int], ...] = (
     (NotFound, 404),
     (Conflict, 409),
     (Invalid, 422),
-    (IdempotencyMismatch, 422),
 )
+
+
+def status_of(error: AuditorError) -> int:
+    return next((status for kind, status in _STATUS if isinstance(error, kind)), 400)
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -202,21 +201,12 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
         return error_response(422, "the request is not valid", details=_validation_details(exc))
 
-    @app.exception_handler(IngestRejected)
-    async def _rejected(_: Request, exc: IngestRejected) -> JSONResponse:
-        message = f"{exc.total} bad row value(s); nothing was written"
-        return error_response(422, message, code="labels_rejected", details=_rejected_details(exc))
-
-    @app.exception_handler(ServiceError)
-    async def _service_error(_: Request, exc: ServiceError) -> JSONResponse:
-        # A service error that knows its field (e.g. InvalidSetting) names it in details.
-        field = getattr(exc, "field", None)
-        details = [{"field": field, "message": str(exc)}] if field else None
-        for kind, status in _SERVICE_STATUS:
-            if isinstance(exc, kind):
-                code = "idempotency_mismatch" if kind is IdempotencyMismatch else None
-                return error_response(status, str(exc), code=code, details=details)
-        return error_response(400, str(exc), details=details)
+    @app.exception_handler(AuditorError)
+    async def _auditor_error(request: Request, exc: AuditorError) -> JSONResponse:
+        if isinstance(exc, Failure):  # not the request's fault: logged, never shown
+            return await _unexpected(request, exc)
+        # details name the rows and fields (a rejected batch) or the field at fault
+        return error_response(status_of(exc), exc.message, code=exc.code, details=exc.details())
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

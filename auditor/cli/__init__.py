@@ -1,28 +1,85 @@
 """The ``auditor`` command.
 
-Each module of this package adds its own commands through ``register(app)``; the modules are
-found at start-up so that command groups can be written and reviewed independently.
-Shell code only: parse arguments, call one service function, render the result.
+Each module of this package adds its own commands through ``register(app)``, so command
+groups are written and reviewed apart. A module is imported when one of its commands runs, not
+at start-up: the modules pull in SQLAlchemy, NumPy, FastAPI... (about a second), which
+``auditor --help`` or a typo should not wait for. ``COMMANDS`` names each top-level command's
+module and the line ``auditor --help`` shows for it; tests/unit/test_cli_cold_start.py holds
+it to what the modules register. Shell code only: parse arguments, call one service function,
+render the result.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 import sys
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import typer
-from typer.core import TyperGroup
+import typer.main
+from typer.core import TyperCommand, TyperGroup
 
-from auditor.config import get_settings
-from auditor.storage.db import describe_database_error, missing_database_name
-from auditor.storage.presence import MissingDatabase, find_missing_database
+from auditor.cli._common import errors_shown
+
+if TYPE_CHECKING:
+    from typer import _click as click
+
+    from auditor.storage.presence import MissingDatabase
+
+# Top-level command -> (module of this package that registers it, its line in `--help`).
+# A new command: add it here (its module is found by this name).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "project": ("projects", "Projects and their categories."),
+    "import": (
+        "imports",
+        "Import labels in long format: columns item, rater, label, and optionally session, "
+        "labeled_at, rater_kind, key.",
+    ),
+    "imports": ("import_admin", "A project's imports: list, show, revert."),
+    "stats": ("stats", "Every agreement measure of one label file (no database)."),
+    "recompute": ("recompute", "Recompute a project's dirty scopes now and write their snapshots."),
+    "history": ("recompute", "The values of one metric over time, one row per snapshot."),
+    "snapshot": (
+        "recompute",
+        'One snapshot as JSON: the `auditor stats --json` shape plus a "snapshot" object.',
+    ),
+    "run": (
+        "recompute",
+        "Embedded scheduler: scan for dirty projects and recompute them on a timer.",
+    ),
+    "report": (
+        "report",
+        "Write a project's reliability report: HTML with inline charts, and/or PNG plots.",
+    ),
+    "repeats": ("repeats", "Hidden repeats: plan them, watch their coverage."),
+    "alerts": ("alerts", "Alert rules, channels, silences and states."),
+    "keys": ("keys", "API keys of a project."),
+    "serve": (
+        "serve",
+        "Serve the HTTP API and the dashboard. Without AUDITOR_BROKER_URL (embedded mode) the "
+        "same process recomputes dirty projects every AUDITOR_SCAN_INTERVAL_SECONDS.",
+    ),
+    "db": ("db", "Database schema: upgrade, downgrade, check."),
+    "demo": (
+        "demo",
+        "Simulate a labeling project for DAYS days and show reliability over time.",
+    ),
+    "version": ("version", "Print the code version recorded in every snapshot."),
+}
 
 # Commands that do not read AUDITOR_DATABASE_URL's database (``db`` creates it, ``demo``
 # writes its own, ``stats`` reads a file).
 NO_DATABASE = frozenset({"db", "demo", "stats", "version"})
+
+
+@cache
+def load_module_commands(module: str) -> dict[str, click.Command]:
+    """The top-level commands ``auditor.cli.<module>`` registers, by name (imports it)."""
+    registered = typer.Typer()
+    importlib.import_module(f"{__name__}.{module}").register(registered)
+    return dict(typer.main.get_group(registered).commands)
 
 
 def missing_database_message(missing: MissingDatabase) -> str:
@@ -50,51 +107,69 @@ def missing_database_message(missing: MissingDatabase) -> str:
     )
 
 
-class _DatabaseFirst(TyperGroup):
-    """The root group: before a command opens the database, a missing one is named, never
-    created (SQLite would create an empty file on connect, and the command would then fail
-    on a missing table)."""
+class _Root(TyperGroup):
+    """The root group. It lists ``COMMANDS`` without importing their modules and loads a
+    command's module when it runs. Before a command opens the database, a missing one is
+    named, never created (SQLite would create an empty file on connect, and the command
+    would then fail on a missing table). Every command's ``auditor.errors`` are shown by one
+    handler (``errors_shown``)."""
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        # The help listing asks for every command: a stand-in with its line of help.
+        if cmd_name not in COMMANDS:
+            return None
+        return TyperCommand(cmd_name, help=COMMANDS[cmd_name][1])
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name is not None:  # the one that runs: the real one
+            command = load_module_commands(COMMANDS[name][0])[name]
+        return name, command, rest
+
+    def invoke(self, ctx: click.Context) -> Any:
         args = [*getattr(ctx, "_protected_args", ()), *ctx.args]
-        command = self.get_command(ctx, args[0]) if args else None
-        skip = (
-            command is None
-            or ctx.resilient_parsing
-            or args[0] in NO_DATABASE
-            or bool({"--help", "-h"} & set(args))
-            or (hasattr(command, "list_commands") and len(args) == 1)  # a group's help
-        )
-        if not skip:
+        if args and args[0] in COMMANDS and _opens_the_database(args, ctx):
+            from auditor.config import get_settings
+            from auditor.storage.presence import find_missing_database
+
             missing = find_missing_database(get_settings().database_url)
             if missing is not None:
                 message = missing_database_message(missing)
                 typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
                 raise typer.Exit(2)
-        return super().invoke(ctx)
+        with errors_shown():  # every command's auditor.errors, in one place
+            return super().invoke(ctx)
+
+
+def _opens_the_database(args: list[str], ctx: click.Context) -> bool:
+    """Whether ``auditor ARGS`` reads the configured database: not ``--help``, not a
+    group's help (``auditor project``), not a command of ``NO_DATABASE``."""
+    name = args[0]
+    if ctx.resilient_parsing or name in NO_DATABASE or {"--help", "-h"} & set(args):
+        return False
+    command = load_module_commands(COMMANDS[name][0])[name]
+    return not (hasattr(command, "list_commands") and len(args) == 1)  # a group's help
+
+
+def _no_options() -> None:
+    """The root has no options of its own; Typer builds a group from a callback (its
+    commands are not registered on the Typer object but listed by ``_Root``)."""
 
 
 app = typer.Typer(
-    cls=_DatabaseFirst,
+    cls=_Root,
+    callback=_no_options,
     name="auditor",
     help="Annotation audit service: how far raters agree beyond chance, and for how long.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-
-def _register_commands() -> None:
-    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if module_info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{module_info.name}")
-        register = getattr(module, "register", None)
-        if register is not None:
-            register(app)
-
-
-_register_commands()
 
 
 def main() -> None:
@@ -104,14 +179,18 @@ def main() -> None:
     try:
         app()
     except Exception as error:
+        from auditor.storage.db import describe_database_error, missing_database_name
+
         message = describe_database_error(error, _configured_url())
         if message is None:
             raise
         typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
-        sys.exit(2 if missing_database_name(str(error)) else 1)
+        sys.exit(2 if missing_database_name(error) else 1)
 
 
 def _configured_url() -> str | None:
+    from auditor.config import get_settings
+
     try:
         return get_settings().database_url
     except Exception:  # settings that do not load have their own error; name no URL then

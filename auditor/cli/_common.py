@@ -1,29 +1,53 @@
 """Helpers shared by the command modules: errors that name what went wrong, exit codes, the
-unit of work on the configured database, and times given as options."""
+unit of work on the configured database, and times given as options.
+
+Kept light: ``auditor --help`` imports every command module, and each imports this one, so
+nothing here loads SQLAlchemy or the services until a command runs.
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
-from auditor.config import get_settings
-from auditor.domain import time_out_of_range
-from auditor.storage.db import make_engine
-from auditor.storage.unit_of_work import UnitOfWork
+from auditor.errors import AuditorError
+
+if TYPE_CHECKING:
+    from auditor.storage.unit_of_work import UnitOfWork
+
+# 1: the input or the stored state is wrong (every auditor.errors error); 2: usage.
+USER_ERROR = 1
+USAGE_ERROR = 2
 
 
-def fail(message: str, code: int = 1) -> NoReturn:
+def fail(message: str, code: int = USER_ERROR) -> NoReturn:
     """Print an error to stderr and exit with ``code`` (1: bad input, 2: usage)."""
     typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
     raise typer.Exit(code)
 
 
+@contextmanager
+def errors_shown() -> Iterator[None]:
+    """The CLI's one mapping of ``auditor.errors``: any of them that a command lets through
+    is one line on stderr (its message, which names what is wrong) and exit 1. Wraps every
+    command (``auditor.cli``); a command catches an error itself only to say more."""
+    try:
+        yield
+    except AuditorError as error:
+        fail(str(error), USER_ERROR)
+
+
 def unit_of_work(read_only: bool = False) -> UnitOfWork:
     """A unit of work on ``AUDITOR_DATABASE_URL`` (one new engine: a command is one process)."""
+    from auditor.config import get_settings
+    from auditor.storage.db import make_engine
+    from auditor.storage.unit_of_work import UnitOfWork
+
     return UnitOfWork(make_engine(get_settings().database_url), read_only=read_only)
 
 
@@ -40,6 +64,8 @@ def command_clock(ctx: typer.Context) -> Callable[[], datetime]:
 
 def parse_time(text: str, option: str) -> datetime:
     """ISO 8601 given to ``option``; a time without a zone is UTC. Exits 2 when unreadable."""
+    from auditor.domain import time_out_of_range
+
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:

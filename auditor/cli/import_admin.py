@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from auditor.cli._common import confirm, fail, unit_of_work
-from auditor.services import ServiceError
+from auditor.cli._common import confirm, unit_of_work
 
 if TYPE_CHECKING:
     from auditor.services.ingest.imports import ImportView
@@ -38,10 +37,7 @@ def register(app: typer.Typer) -> None:
         """Every import of a project, oldest first: id, when, source, counts, who, reverted."""
         from auditor.services.ingest.imports import list_imports
 
-        try:
-            views = list_imports(unit_of_work(read_only=True), project)
-        except ServiceError as error:
-            fail(str(error))
+        views = list_imports(unit_of_work(read_only=True), project)
         if as_json:
             typer.echo(json.dumps([v.as_dict() for v in views], indent=2))
             return
@@ -57,10 +53,7 @@ def register(app: typer.Typer) -> None:
         """One import: source, content hash, counts, who, when, and whether it was reverted."""
         from auditor.services.ingest.imports import show_import
 
-        try:
-            view = show_import(unit_of_work(read_only=True), project, import_id)
-        except ServiceError as error:
-            fail(str(error))
+        view = show_import(unit_of_work(read_only=True), project, import_id)
         data = view.as_dict()
         if as_json:
             typer.echo(json.dumps(data, indent=2))
@@ -77,16 +70,13 @@ def register(app: typer.Typer) -> None:
         """Delete every label of one import, in one transaction (snapshots stay)."""
         from auditor.services.ingest.imports import revert_import, show_import
 
-        try:
-            view = show_import(unit_of_work(read_only=True), project, import_id)
-            confirm(
-                f"Delete the {view.inserted} label(s) of import {import_id} "
-                f"({view.source}) from {project}?",
-                yes,
-            )
-            result = revert_import(unit_of_work(), project, import_id)
-        except ServiceError as error:
-            fail(str(error))
+        view = show_import(unit_of_work(read_only=True), project, import_id)
+        confirm(
+            f"Delete the {view.inserted} label(s) of import {import_id} "
+            f"({view.source}) from {project}?",
+            yes,
+        )
+        result = revert_import(unit_of_work(), project, import_id)
         typer.echo(
             f"import {result.import_id} reverted: {result.deleted} label(s) deleted; "
             "the next recompute sees the change"

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import typer
 
-from auditor.cli._common import fail
 from auditor.cli._read_options import (
     BATCH_SIZE,
     DELIMITER,
@@ -26,12 +25,9 @@ from auditor.cli._read_options import (
     read_options,
 )
 from auditor.config import get_settings
-from auditor.ingestion.errors import FileFormatError
 from auditor.ingestion.readers import LabelFileReader, ReadOptions
-from auditor.services import ServiceError
 from auditor.services.ingest.labels import ImportResult, import_batches
 from auditor.storage.db import make_engine
-from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 
 
@@ -125,13 +121,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Import labels in long format: columns item, rater, label, and optionally
         session, labeled_at, rater_kind, key."""
-        try:
-            options = read_options(delimiter, mapping, strict, item_field, from_name)
-            result = run_import(
-                project, path, file_format, batch_size, again=again, options=options
-            )
-        except (FileFormatError, ServiceError, WriteConflict) as error:
-            fail(str(error))
+        options = read_options(delimiter, mapping, strict, item_field, from_name)
+        result = run_import(project, path, file_format, batch_size, again=again, options=options)
         if result.rejected:
             typer.echo(summary(path, result), err=True)
             raise typer.Exit(1)

@@ -6,18 +6,10 @@ from typing import Annotated
 
 import typer
 
-from auditor.cli._common import fail
-from auditor.config import get_settings
-from auditor.services import ServiceError
+from auditor.cli._common import unit_of_work
 from auditor.services.access.keys import Role, create_key, list_keys, revoke_key
-from auditor.storage.db import make_engine
-from auditor.storage.unit_of_work import UnitOfWork
 
 keys_app = typer.Typer(help="API keys of a project.", no_args_is_help=True)
-
-
-def _uow() -> UnitOfWork:
-    return UnitOfWork(make_engine(get_settings().database_url))
 
 
 @keys_app.command("create")
@@ -27,20 +19,14 @@ def create(
     name: Annotated[str | None, typer.Option(help="a note to recognise the key by")] = None,
 ) -> None:
     """Create a key; its secret is the last word printed (store it now, it is not kept)."""
-    try:
-        view, secret = create_key(_uow(), project, role.value, name)
-    except ServiceError as error:
-        fail(str(error))
+    view, secret = create_key(unit_of_work(), project, role.value, name)
     typer.echo(f"created {view.role} key {view.id} for project {view.project}: {secret}")
 
 
 @keys_app.command("list")
 def list_(project: Annotated[str, typer.Argument(help="project slug")]) -> None:
     """Keys of a project (prefix only; secrets are never stored)."""
-    try:
-        views = list_keys(_uow(), project)
-    except ServiceError as error:
-        fail(str(error))
+    views = list_keys(unit_of_work(), project)
     typer.echo(f"{'id':>5}  {'role':<7} {'prefix':<13} {'created':<20} {'last used':<20} state")
     for v in views:
         used = v.last_used_at.strftime("%Y-%m-%d %H:%M:%S") if v.last_used_at else "-"
@@ -55,10 +41,7 @@ def revoke(
     key_id: Annotated[int, typer.Argument(help="key id (from `auditor keys list`)")],
 ) -> None:
     """Revoke a key: requests with it answer 401 from now on."""
-    try:
-        done = revoke_key(_uow(), project, key_id)
-    except ServiceError as error:
-        fail(str(error))
+    done = revoke_key(unit_of_work(), project, key_id)
     typer.echo(f"key {key_id} revoked" if done else f"key {key_id} was already revoked")
 
 

@@ -7,7 +7,6 @@ import typer
 from auditor.cli._common import confirm, fail, unit_of_work
 from auditor.config import get_settings
 from auditor.domain import CollapsePolicy, IntervalMethod, RaterModel, RhoMode, RhoUnrated
-from auditor.services import ServiceError
 from auditor.services.projects.projects import (
     ProjectView,
     add_categories,
@@ -84,26 +83,23 @@ def register(app: typer.Typer) -> None:
             window_days = tuple(int(part) for part in _split(windows))
         except ValueError:
             fail(f"--windows: expected whole days separated by commas, got {windows!r}", 2)
-        try:
-            settings = get_settings()
-            view = create_project(
-                unit_of_work(),
-                slug,
-                _split(categories),
-                SettingCaps(settings.max_bootstrap_resamples, settings.max_windows),
-                name=name or slug,
-                collapse=collapse,
-                rho_mode=rho_mode,
-                rho_unrated=rho_unrated,
-                rater_model=rater_model,
-                interval_method=interval_method,
-                interval_level=interval_level,
-                bootstrap_resamples=bootstrap_resamples,
-                windows_days=window_days,
-                recompute_interval_seconds=recompute_interval,
-            )
-        except ServiceError as error:
-            fail(str(error))
+        settings = get_settings()
+        view = create_project(
+            unit_of_work(),
+            slug,
+            _split(categories),
+            SettingCaps(settings.max_bootstrap_resamples, settings.max_windows),
+            name=name or slug,
+            collapse=collapse,
+            rho_mode=rho_mode,
+            rho_unrated=rho_unrated,
+            rater_model=rater_model,
+            interval_method=interval_method,
+            interval_level=interval_level,
+            bootstrap_resamples=bootstrap_resamples,
+            windows_days=window_days,
+            recompute_interval_seconds=recompute_interval,
+        )
         typer.echo(_render(view))
 
     @project.command("list")
@@ -115,38 +111,26 @@ def register(app: typer.Typer) -> None:
     @project.command("show")
     def show(slug: str) -> None:
         """Settings, categories and row counts of one project."""
-        try:
-            typer.echo(_render(show_project(unit_of_work(read_only=True), slug)))
-            uow = unit_of_work(read_only=True)
-            for row in failures(uow, find_project_id(uow, slug)):
-                typer.echo(_render_failure(row))
-        except ServiceError as error:
-            fail(str(error))
+        typer.echo(_render(show_project(unit_of_work(read_only=True), slug)))
+        uow = unit_of_work(read_only=True)
+        for row in failures(uow, find_project_id(uow, slug)):
+            typer.echo(_render_failure(row))
 
     @project.command("add-categories")
     def add(slug: str, names: str = typer.Argument(..., help="e.g. d,e")) -> None:
         """Append categories to the end of a project's vocabulary."""
-        try:
-            vocabulary = add_categories(unit_of_work(), slug, _split(names))
-        except ServiceError as error:
-            fail(str(error))
+        vocabulary = add_categories(unit_of_work(), slug, _split(names))
         typer.echo(", ".join(vocabulary))
 
     @project.command("rename-category")
     def rename(slug: str, old: str, new: str) -> None:
         """Rename a category that no label uses yet."""
-        try:
-            typer.echo(", ".join(rename_category(unit_of_work(), slug, old, new)))
-        except ServiceError as error:
-            fail(str(error))
+        typer.echo(", ".join(rename_category(unit_of_work(), slug, old, new)))
 
     @project.command("remove-category")
     def remove(slug: str, name: str) -> None:
         """Remove a category that no label uses yet."""
-        try:
-            typer.echo(", ".join(remove_category(unit_of_work(), slug, name)))
-        except ServiceError as error:
-            fail(str(error))
+        typer.echo(", ".join(remove_category(unit_of_work(), slug, name)))
 
     @project.command("delete")
     def delete(
@@ -157,12 +141,9 @@ def register(app: typer.Typer) -> None:
         keys), in one transaction."""
         from auditor.services.ingest.imports import delete_project
 
-        try:
-            view = show_project(unit_of_work(read_only=True), slug)
-            counts = ", ".join(f"{n} {name}" for name, n in (view.counts or {}).items())
-            confirm(f"Delete project {slug} and everything it owns ({counts})?", yes)
-            deleted = delete_project(unit_of_work(), slug)
-        except ServiceError as error:
-            fail(str(error))
+        view = show_project(unit_of_work(read_only=True), slug)
+        counts = ", ".join(f"{n} {name}" for name, n in (view.counts or {}).items())
+        confirm(f"Delete project {slug} and everything it owns ({counts})?", yes)
+        deleted = delete_project(unit_of_work(), slug)
         rows = ", ".join(f"{n} {table}" for table, n in sorted(deleted.items()))
         typer.echo(f"project {slug} deleted: {rows}")

@@ -21,15 +21,10 @@ import typer
 from auditor.cli._common import command_clock, fail, parse_time, unit_of_work
 from auditor.cli._hints import how_to_get_a_snapshot
 from auditor.config import get_settings
-from auditor.services import NotFound, ServiceError
+from auditor.services import NotFound
 from auditor.services.queries.history import metric_history, snapshot_view
 from auditor.services.recompute.embedded import run_embedded, start_in_thread
-from auditor.services.recompute.recompute import (
-    RecomputeFailed,
-    RecomputeInterrupted,
-    find_project_id,
-    recompute_project,
-)
+from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.snapshots.scopes import CUMULATIVE
 from auditor.stats.catalogue import metric_help
 from auditor.storage.db import display_url
@@ -88,16 +83,13 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Recompute a project's dirty scopes now and write their snapshots."""
-        try:
-            uow = unit_of_work()
-            result = recompute_project(
-                uow,
-                find_project_id(uow, project),
-                force=force,
-                scan_interval_seconds=get_settings().scan_interval_seconds,
-            )
-        except (ServiceError, RecomputeInterrupted, RecomputeFailed) as error:
-            fail(str(error))
+        uow = unit_of_work()
+        result = recompute_project(
+            uow,
+            find_project_id(uow, project),
+            force=force,
+            scan_interval_seconds=get_settings().scan_interval_seconds,
+        )
         if result.status == "locked":
             fail(f"another recompute of {project!r} is running; try again when it ends")
         for decision in result.decisions:
@@ -128,18 +120,15 @@ def register(app: typer.Typer) -> None:
         output: OutputFormat = typer.Option(OutputFormat.TABLE, "--format"),
     ) -> None:
         """The values of one metric over time, one row per snapshot."""
-        try:
-            points = metric_history(
-                unit_of_work(),
-                project,
-                metric,
-                subject=subject,
-                scopes=scope or None,
-                since=None if since is None else parse_time(since, "--since"),
-                until=None if until is None else parse_time(until, "--until"),
-            )
-        except ServiceError as error:
-            fail(str(error))
+        points = metric_history(
+            unit_of_work(),
+            project,
+            metric,
+            subject=subject,
+            scopes=scope or None,
+            since=None if since is None else parse_time(since, "--since"),
+            until=None if until is None else parse_time(until, "--until"),
+        )
         hint = how_to_get_a_snapshot(project) if not points else None
         if hint is not None:
             typer.echo(hint, err=True)  # stdout keeps its shape (an empty list, a header)
@@ -160,10 +149,8 @@ def register(app: typer.Typer) -> None:
                 scope=scope,
                 at=None if at is None else parse_time(at, "--at"),
             )
-        except NotFound as error:
+        except NotFound as error:  # say how to get the first one
             fail((how_to_get_a_snapshot(project, scope) if at is None else None) or str(error))
-        except ServiceError as error:
-            fail(str(error))
         typer.echo(json.dumps(view, indent=2))
 
     @app.command("run")

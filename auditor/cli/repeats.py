@@ -7,8 +7,7 @@ import json
 
 import typer
 
-from auditor.cli._common import fail, unit_of_work
-from auditor.services import ServiceError
+from auditor.cli._common import unit_of_work
 from auditor.services.repeats.planner import plan_repeats, repeat_status, update_repeat_settings
 
 
@@ -27,10 +26,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="The API's answer as JSON."),
     ) -> None:
         """Propose items RATER should see again (recorded as planned; -n 0 only counts)."""
-        try:
-            answer = plan_repeats(unit_of_work(), project, rater, n, request_id=request_id)
-        except ServiceError as error:
-            fail(str(error))
+        answer = plan_repeats(unit_of_work(), project, rater, n, request_id=request_id)
         if as_json:
             typer.echo(json.dumps(answer, indent=2))
             return
@@ -46,10 +42,7 @@ def register(app: typer.Typer) -> None:
     def status(project: str = typer.Argument(..., help="Project slug.")) -> None:
         """Per rater: repeats planned, fulfilled, expired, outstanding; repeated items she has
         and needs for the wanted precision of her self-agreement."""
-        try:
-            rows = repeat_status(unit_of_work(), project)
-        except ServiceError as error:
-            fail(str(error))
+        rows = repeat_status(unit_of_work(), project)
         header = ("rater", "planned", "fulfilled", "expired", "open", "have", "needed", "SA")
         typer.echo("{:<16} {:>8} {:>9} {:>8} {:>6} {:>6} {:>7} {:>6}".format(*header))
         for r in rows:
@@ -77,12 +70,9 @@ def register(app: typer.Typer) -> None:
             "half_width": half_width,
             "open_days": open_days,
         }
-        try:
-            now = update_repeat_settings(
-                unit_of_work(), project, **{k: v for k, v in given.items() if v is not None}
-            )
-        except ServiceError as error:
-            fail(str(error))
+        now = update_repeat_settings(
+            unit_of_work(), project, **{k: v for k, v in given.items() if v is not None}
+        )
         typer.echo(
             f"share {now.share:g}, gap {now.min_gap_hours:g} h and {now.min_gap_items} items, "
             f"half-width {now.half_width:g}, open {now.open_days:g} days"

@@ -9,7 +9,6 @@ import typer
 
 from auditor.cli._common import fail
 from auditor.config import get_settings
-from auditor.services import ServiceError
 from auditor.services.queries.dashboard import project_detail
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
@@ -45,8 +44,6 @@ def register(app: typer.Typer) -> None:
 
                 for path in write_pngs(detail, png):
                     typer.echo(f"wrote {path}")
-        except ServiceError as error:
-            fail(str(error))
         except OSError as error:
             fail(f"cannot write the report: {error}")
         finally:

@@ -37,7 +37,7 @@ from auditor.domain import (
 )
 from auditor.ingestion.arrays import BATCH_SIZE as DEFAULT_BATCH_SIZE
 from auditor.ingestion.arrays import read_with_dropped
-from auditor.ingestion.errors import FileFormatError, IngestRejected
+from auditor.ingestion.errors import IngestRejected
 from auditor.ingestion.readers import LabelFileReader
 from auditor.stats import Measure, MeasureSet, compute_measures
 from auditor.stats.export import RATER_STATS, measure_set_to_dict
@@ -180,7 +180,7 @@ def register(app: typer.Typer) -> None:
             result = compute_measures(arrays, settings, seed=seed)
         except IngestRejected as rejection:
             fail(rejection_message(file, rejection))
-        except (FileFormatError, ValueError) as error:
+        except ValueError as error:  # the file's format, a setting, the vocabulary
             hint = ""
             if categories is None and "categories" in str(error):
                 # The vocabulary defaults to the labels seen: a file that uses one category

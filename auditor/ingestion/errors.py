@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
+
+from auditor.errors import Invalid
 
 # How many row errors a rejection lists; the total is always reported.
 MAX_REPORTED_ERRORS = 100
@@ -23,26 +26,38 @@ class RowError:
         return f"{where}: {self.message}"
 
 
-class IngestRejected(ValueError):
-    """A batch (or a file) was refused as a whole; nothing of it was written."""
+class IngestRejected(Invalid):
+    """A batch (or a file) was refused as a whole; nothing of it was written. ``message`` is
+    the headline, ``str()`` the headline and the reported rows; ``details()`` names each bad
+    row and field."""
+
+    code = "labels_rejected"
 
     def __init__(self, errors: Iterable[RowError], total: int | None = None) -> None:
         ordered = sorted(errors)
         self.total = len(ordered) if total is None else total
         self.bad_rows = len({error.row for error in ordered})
         self.errors = ordered[:MAX_REPORTED_ERRORS]
-        super().__init__(self.summary())
+        super().__init__(f"{self.total} bad row value(s); nothing was written")
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def details(self) -> list[dict[str, Any]]:
+        return [{"row": e.row, "field": e.field, "message": e.message} for e in self.errors]
 
     def summary(self) -> str:
-        lines = [f"{self.total} bad row value(s); nothing was written"]
+        lines = [self.message]
         lines += [f"  {error}" for error in self.errors]
         if self.total > len(self.errors):
             lines.append(f"  ... and {self.total - len(self.errors)} more")
         return "\n".join(lines)
 
 
-class FileFormatError(ValueError):
+class FileFormatError(Invalid):
     """The file as a whole cannot be read (no header, a missing or unknown column)."""
+
+    code = "file_format"
 
 
 def shown(value: object, limit: int = 40) -> str:

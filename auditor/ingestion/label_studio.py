@@ -20,13 +20,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from auditor.errors import Invalid
+
 CANCELLED = "cancelled annotation"
 NO_CHOICE = "no choices result"
 SEVERAL_CHOICES = "several choices selected in one result"
 
 
-class LabelStudioFormatError(ValueError):
+class LabelStudioFormatError(Invalid):
     """The export as a whole does not have Label Studio's shape."""
+
+    code = "label_studio_format"
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from auditor.errors import Invalid
 from auditor.ingestion.label_studio import (
     LabelStudioFormatError,
     LabelStudioOptions,
@@ -35,8 +36,10 @@ HANDLED = CREATED + UPDATED + DELETED
 MAX_ID_LENGTH = 180
 
 
-class EventError(ValueError):
+class EventError(Invalid):
     """The event does not have Label Studio's shape; the message names the field."""
+
+    code = "label_studio_event"
 
 
 @dataclass(frozen=True)

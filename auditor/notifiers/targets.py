@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import httpx
 
+from auditor.errors import Invalid
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Resolver = Callable[[str, int], Sequence[IPAddress]]
@@ -36,8 +38,10 @@ _COMPATIBLE = ipaddress.IPv6Network("::/96")  # deprecated IPv4-compatible ::a.b
 ALLOW_ENV = "AUDITOR_ALLOW_PRIVATE_TARGETS"
 
 
-class TargetRefused(ValueError):
+class TargetRefused(Invalid):
     """A target that must not be called; the message names the URL or host and the reason."""
+
+    code = "target_refused"
 
 
 class Unresolvable(TargetRefused):

@@ -24,22 +24,25 @@ class DashboardSession(Base):
     expires_at: Mapped[datetime] = mapped_column(UtcMicros)
 
 
-def add_session(db: Session, id_hash: str, created_at: datetime, expires_at: datetime) -> None:
-    db.add(DashboardSession(id_hash=id_hash, created_at=created_at, expires_at=expires_at))
+class DashboardSessionRepository:
+    """Dashboard sessions by the hash of their id (``uow.dashboard_sessions``)."""
 
+    def __init__(self, db: Session) -> None:
+        self.db = db
 
-def session_alive(db: Session, id_hash: str, now: datetime) -> bool:
-    found = db.scalar(
-        select(DashboardSession.id_hash).where(
-            DashboardSession.id_hash == id_hash, DashboardSession.expires_at > now
+    def add_session(self, id_hash: str, created_at: datetime, expires_at: datetime) -> None:
+        self.db.add(DashboardSession(id_hash=id_hash, created_at=created_at, expires_at=expires_at))
+
+    def session_alive(self, id_hash: str, now: datetime) -> bool:
+        found = self.db.scalar(
+            select(DashboardSession.id_hash).where(
+                DashboardSession.id_hash == id_hash, DashboardSession.expires_at > now
+            )
         )
-    )
-    return found is not None
+        return found is not None
 
+    def delete_session(self, id_hash: str) -> None:
+        self.db.execute(delete(DashboardSession).where(DashboardSession.id_hash == id_hash))
 
-def delete_session(db: Session, id_hash: str) -> None:
-    db.execute(delete(DashboardSession).where(DashboardSession.id_hash == id_hash))
-
-
-def delete_expired(db: Session, now: datetime) -> None:
-    db.execute(delete(DashboardSession).where(DashboardSession.expires_at <= now))
+    def delete_expired(self, now: datetime) -> None:
+        self.db.execute(delete(DashboardSession).where(DashboardSession.expires_at <= now))

@@ -137,7 +137,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     return engine
 
 
-def missing_database_name(error: BaseException) -> str | None:
+def missing_database_name(error: BaseException | str) -> str | None:
     """The database a server said does not exist (PostgreSQL's FATAL at connect, which
     psycopg raises without an SQLSTATE), or None for any other error."""
     match = re.search(r'database "([^"]+)" does not exist', str(error))

@@ -35,119 +35,120 @@ class HeartbeatRow:
     last_error: str | None
 
 
-def record_failure(
-    db: Session, project_id: int, error: str, now: datetime, backoff: timedelta
-) -> FailureRow | None:
-    """Count one more failure of ``project_id`` and hold it off until ``now + backoff(n)``
-    where the caller's ``backoff`` is already computed for the new consecutive count."""
-    row = db.get(RecomputeFailure, project_id, with_for_update=True)
-    if row is None:
-        if db.get(Project, project_id) is None:
-            return None  # the project was deleted meanwhile
-        row = RecomputeFailure(project_id=project_id, failures=0, consecutive=0)
-        db.add(row)
-    row.failures += 1
-    row.consecutive += 1
-    row.last_error = error[:ERROR_TEXT_MAX]
-    row.last_failed_at = now
-    row.retry_after = now + backoff
-    db.flush()
-    return failure_of(db, project_id)
+class HealthRepository:
+    """Recompute failures and backoff, the scheduler's heartbeat, idempotency pruning
+    (``uow.health``)."""
 
+    def __init__(self, db: Session) -> None:
+        self.db = db
 
-def consecutive_failures(db: Session, project_id: int) -> int:
-    found = db.execute(
-        select(RecomputeFailure.consecutive).where(RecomputeFailure.project_id == project_id)
-    ).scalar()
-    return int(found or 0)
+    def record_failure(
+        self, project_id: int, error: str, now: datetime, backoff: timedelta
+    ) -> FailureRow | None:
+        """Count one more failure of ``project_id`` and hold it off until ``now + backoff(n)``
+        where the caller's ``backoff`` is already computed for the new consecutive count."""
+        row = self.db.get(RecomputeFailure, project_id, with_for_update=True)
+        if row is None:
+            if self.db.get(Project, project_id) is None:
+                return None  # the project was deleted meanwhile
+            row = RecomputeFailure(project_id=project_id, failures=0, consecutive=0)
+            self.db.add(row)
+        row.failures += 1
+        row.consecutive += 1
+        row.last_error = error[:ERROR_TEXT_MAX]
+        row.last_failed_at = now
+        row.retry_after = now + backoff
+        self.db.flush()
+        return self.failure_of(project_id)
 
+    def consecutive_failures(self, project_id: int) -> int:
+        found = self.db.execute(
+            select(RecomputeFailure.consecutive).where(RecomputeFailure.project_id == project_id)
+        ).scalar()
+        return int(found or 0)
 
-def clear_backoff(db: Session, project_id: int) -> None:
-    """A recompute succeeded: end the failure run (the history stays)."""
-    db.execute(
-        update(RecomputeFailure)
-        .where(RecomputeFailure.project_id == project_id, RecomputeFailure.consecutive > 0)
-        .values(consecutive=0, retry_after=None)
-    )
-
-
-def count_failing(db: Session) -> int:
-    """Projects whose latest recompute failed (no success since)."""
-    found = db.execute(
-        select(func.count()).select_from(RecomputeFailure).where(RecomputeFailure.consecutive > 0)
-    ).scalar()
-    return int(found or 0)
-
-
-def backing_off(db: Session, now: datetime) -> set[int]:
-    """Projects the scan must leave alone at ``now``."""
-    rows = db.execute(
-        select(RecomputeFailure.project_id).where(RecomputeFailure.retry_after > now)
-    ).scalars()
-    return {int(p) for p in rows}
-
-
-def _failure_rows(db: Session, project_id: int | None) -> list[FailureRow]:
-    query = select(RecomputeFailure, Project.slug).join(
-        Project, Project.id == RecomputeFailure.project_id
-    )
-    if project_id is not None:
-        query = query.where(RecomputeFailure.project_id == project_id)
-    return [
-        FailureRow(
-            f.project_id,
-            slug,
-            f.failures,
-            f.consecutive,
-            f.last_error,
-            f.last_failed_at,
-            f.retry_after,
+    def clear_backoff(self, project_id: int) -> None:
+        """A recompute succeeded: end the failure run (the history stays)."""
+        self.db.execute(
+            update(RecomputeFailure)
+            .where(RecomputeFailure.project_id == project_id, RecomputeFailure.consecutive > 0)
+            .values(consecutive=0, retry_after=None)
         )
-        for f, slug in db.execute(query.order_by(Project.slug)).all()
-    ]
 
+    def count_failing(self) -> int:
+        """Projects whose latest recompute failed (no success since)."""
+        found = self.db.execute(
+            select(func.count())
+            .select_from(RecomputeFailure)
+            .where(RecomputeFailure.consecutive > 0)
+        ).scalar()
+        return int(found or 0)
 
-def failure_of(db: Session, project_id: int) -> FailureRow | None:
-    rows = _failure_rows(db, project_id)
-    return rows[0] if rows else None
+    def backing_off(self, now: datetime) -> set[int]:
+        """Projects the scan must leave alone at ``now``."""
+        rows = self.db.execute(
+            select(RecomputeFailure.project_id).where(RecomputeFailure.retry_after > now)
+        ).scalars()
+        return {int(p) for p in rows}
 
+    def _failure_rows(self, project_id: int | None) -> list[FailureRow]:
+        query = select(RecomputeFailure, Project.slug).join(
+            Project, Project.id == RecomputeFailure.project_id
+        )
+        if project_id is not None:
+            query = query.where(RecomputeFailure.project_id == project_id)
+        return [
+            FailureRow(
+                f.project_id,
+                slug,
+                f.failures,
+                f.consecutive,
+                f.last_error,
+                f.last_failed_at,
+                f.retry_after,
+            )
+            for f, slug in self.db.execute(query.order_by(Project.slug)).all()
+        ]
 
-def all_failures(db: Session) -> list[FailureRow]:
-    return _failure_rows(db, None)
+    def failure_of(self, project_id: int) -> FailureRow | None:
+        rows = self._failure_rows(project_id)
+        return rows[0] if rows else None
 
+    def all_failures(self) -> list[FailureRow]:
+        return self._failure_rows(None)
 
-def write_heartbeat(
-    db: Session,
-    name: str,
-    now: datetime,
-    interval_seconds: float,
-    error: str | None,
-    *,
-    completed: bool,
-) -> None:
-    """``completed``: a scan finished (``beat_at`` moves, the error clears); otherwise only
-    the error is written, so a failing scan does not look alive."""
-    row = db.get(SchedulerHeartbeat, name, with_for_update=True)
-    if row is None:
-        if not completed:
-            return
-        row = SchedulerHeartbeat(name=name)
-        db.add(row)
-    if completed:
-        row.beat_at = now
-    row.interval_seconds = interval_seconds
-    row.last_error = None if error is None else error[:ERROR_TEXT_MAX]
-    db.flush()
+    def write_heartbeat(
+        self,
+        name: str,
+        now: datetime,
+        interval_seconds: float,
+        error: str | None,
+        *,
+        completed: bool,
+    ) -> None:
+        """``completed``: a scan finished (``beat_at`` moves, the error clears); otherwise only
+        the error is written, so a failing scan does not look alive."""
+        row = self.db.get(SchedulerHeartbeat, name, with_for_update=True)
+        if row is None:
+            if not completed:
+                return
+            row = SchedulerHeartbeat(name=name)
+            self.db.add(row)
+        if completed:
+            row.beat_at = now
+        row.interval_seconds = interval_seconds
+        row.last_error = None if error is None else error[:ERROR_TEXT_MAX]
+        self.db.flush()
 
+    def read_heartbeat(self, name: str) -> HeartbeatRow | None:
+        row = self.db.get(SchedulerHeartbeat, name)
+        if row is None:
+            return None
+        return HeartbeatRow(row.name, row.beat_at, row.interval_seconds, row.last_error)
 
-def read_heartbeat(db: Session, name: str) -> HeartbeatRow | None:
-    row = db.get(SchedulerHeartbeat, name)
-    if row is None:
-        return None
-    return HeartbeatRow(row.name, row.beat_at, row.interval_seconds, row.last_error)
-
-
-def prune_idempotency(db: Session, older_than: datetime) -> int:
-    """Delete idempotency records created before ``older_than``; returns how many."""
-    result = db.execute(delete(IdempotencyRecord).where(IdempotencyRecord.created_at < older_than))
-    return int(result.rowcount or 0)
+    def prune_idempotency(self, older_than: datetime) -> int:
+        """Delete idempotency records created before ``older_than``; returns how many."""
+        result = self.db.execute(
+            delete(IdempotencyRecord).where(IdempotencyRecord.created_at < older_than)
+        )
+        return int(result.rowcount or 0)

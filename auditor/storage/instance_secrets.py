@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import String, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-__all__ = ["InstanceSecret", "Session", "add_secret", "get_secret"]
+__all__ = ["InstanceSecret", "InstanceSecretRepository", "Session"]
 
 from auditor.storage.db import Base
 
@@ -22,9 +22,14 @@ class InstanceSecret(Base):
     value: Mapped[str] = mapped_column(String(128))
 
 
-def get_secret(db: Session, name: str) -> str | None:
-    return db.scalar(select(InstanceSecret.value).where(InstanceSecret.name == name))
+class InstanceSecretRepository:
+    """Secrets of this deployment by name (``uow.secrets``)."""
 
+    def __init__(self, db: Session) -> None:
+        self.db = db
 
-def add_secret(db: Session, name: str, value: str) -> None:
-    db.add(InstanceSecret(name=name, value=value))
+    def get_secret(self, name: str) -> str | None:
+        return self.db.scalar(select(InstanceSecret.value).where(InstanceSecret.name == name))
+
+    def add_secret(self, name: str, value: str) -> None:
+        self.db.add(InstanceSecret(name=name, value=value))

@@ -86,168 +86,164 @@ class Coverage:
     open: int = 0
 
 
-def find_rater(db: Session, project_id: int, external_id: str) -> int | None:
-    statement = select(Rater.id).where(
-        Rater.project_id == project_id, Rater.external_id == external_id
-    )
-    return db.execute(statement).scalar()
+class RepeatRepository:
+    """The repeat planner's reads and writes: raters' labels and self-agreement facts,
+    planned repeats and their coverage (``uow.repeats``)."""
 
+    def __init__(self, db: Session) -> None:
+        self.db = db
 
-def lock_rater(db: Session, rater_id: int) -> None:
-    """Serialise planning for one rater (PostgreSQL; SQLite writers are serialised already)."""
-    if db.get_bind().dialect.name == "postgresql":
-        db.execute(select(Rater.id).where(Rater.id == rater_id).with_for_update())
-
-
-def rater_names(db: Session, project_id: int) -> dict[int, str]:
-    statement = select(Rater.id, Rater.external_id).where(Rater.project_id == project_id)
-    return {row.id: row.external_id for row in db.execute(statement)}
-
-
-def rater_labels(
-    db: Session, project_id: int, rater_id: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The rater's labels as (item id, category id, labeled_at) in labeled_at order."""
-    statement = (
-        select(
-            _labels.c.item_id,
-            _labels.c.category_id,
-            type_coerce(_labels.c.labeled_at, BigInteger),  # microseconds, as stored
+    def find_rater(self, project_id: int, external_id: str) -> int | None:
+        statement = select(Rater.id).where(
+            Rater.project_id == project_id, Rater.external_id == external_id
         )
-        .where(_labels.c.project_id == project_id, _labels.c.rater_id == rater_id)
-        .order_by(_labels.c.labeled_at, _labels.c.id)
-    )
-    # plain tuples: numpy probing Row objects for the array protocol costs 10x the query
-    rows = [tuple(row) for row in db.execute(statement).all()]
-    columns = np.array(rows, dtype=np.int64).reshape(-1, 3)
-    return columns[:, 0], columns[:, 1], columns[:, 2]
+        return self.db.execute(statement).scalar()
 
+    def lock_rater(self, rater_id: int) -> None:
+        """Serialise planning for one rater (PostgreSQL; SQLite writers are serialised already)."""
+        if self.db.get_bind().dialect.name == "postgresql":
+            self.db.execute(select(Rater.id).where(Rater.id == rater_id).with_for_update())
 
-def self_agreement_by_rater(db: Session, project_id: int) -> dict[int, RaterFacts]:
-    rows = db.execute(_SELF_AGREEMENT, {"project_id": project_id})
-    return {
-        int(row.rater_id): RaterFacts(
-            int(row.n_items),
-            int(row.n_repeated or 0),
-            None if row.sa is None else float(row.sa),
+    def rater_names(self, project_id: int) -> dict[int, str]:
+        statement = select(Rater.id, Rater.external_id).where(Rater.project_id == project_id)
+        return {row.id: row.external_id for row in self.db.execute(statement)}
+
+    def rater_labels(
+        self, project_id: int, rater_id: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rater's labels as (item id, category id, labeled_at) in labeled_at order."""
+        statement = (
+            select(
+                _labels.c.item_id,
+                _labels.c.category_id,
+                type_coerce(_labels.c.labeled_at, BigInteger),  # microseconds, as stored
+            )
+            .where(_labels.c.project_id == project_id, _labels.c.rater_id == rater_id)
+            .order_by(_labels.c.labeled_at, _labels.c.id)
         )
-        for row in rows
-    }
+        # plain tuples: numpy probing Row objects for the array protocol costs 10x the query
+        rows = [tuple(row) for row in self.db.execute(statement).all()]
+        columns = np.array(rows, dtype=np.int64).reshape(-1, 3)
+        return columns[:, 0], columns[:, 1], columns[:, 2]
 
+    def self_agreement_by_rater(self, project_id: int) -> dict[int, RaterFacts]:
+        rows = self.db.execute(_SELF_AGREEMENT, {"project_id": project_id})
+        return {
+            int(row.rater_id): RaterFacts(
+                int(row.n_items),
+                int(row.n_repeated or 0),
+                None if row.sa is None else float(row.sa),
+            )
+            for row in rows
+        }
 
-def expire(db: Session, project_id: int, now: int) -> int:
-    statement = (
-        update(_repeats)
-        .where(
+    def expire(self, project_id: int, now: int) -> int:
+        statement = (
+            update(_repeats)
+            .where(
+                _repeats.c.project_id == project_id,
+                _repeats.c.status == "open",
+                _repeats.c.expires_at <= now,
+            )
+            .values(status="expired")
+        )
+        return self.db.execute(statement).rowcount
+
+    def fulfil(self, project_id: int, after_label_id: int | None, now: int) -> int:
+        """Mark fulfilled the open repeats met by labels with ids above ``after_label_id``."""
+        # Most projects plan no repeats: skip the pass over the new labels (a million after a
+        # file import) when nothing is open.
+        if not self.db.execute(_ANY_OPEN, {"project_id": project_id}).scalar():
+            return 0
+        parameters = {"project_id": project_id, "after": after_label_id or 0, "now": now}
+        return self.db.execute(_FULFIL, parameters).rowcount
+
+    def open_items(self, project_id: int, rater_id: int, now: int) -> np.ndarray:
+        statement = select(_repeats.c.item_id).where(
             _repeats.c.project_id == project_id,
+            _repeats.c.rater_id == rater_id,
             _repeats.c.status == "open",
-            _repeats.c.expires_at <= now,
+            _repeats.c.expires_at > now,
         )
-        .values(status="expired")
-    )
-    return db.execute(statement).rowcount
+        return np.array(self.db.execute(statement).scalars().all(), dtype=np.int64)
 
-
-def fulfil(db: Session, project_id: int, after_label_id: int | None, now: int) -> int:
-    """Mark fulfilled the open repeats met by labels with ids above ``after_label_id``."""
-    # Most projects plan no repeats: skip the pass over the new labels (a million after a
-    # file import) when nothing is open.
-    if not db.execute(_ANY_OPEN, {"project_id": project_id}).scalar():
-        return 0
-    parameters = {"project_id": project_id, "after": after_label_id or 0, "now": now}
-    return db.execute(_FULFIL, parameters).rowcount
-
-
-def open_items(db: Session, project_id: int, rater_id: int, now: int) -> np.ndarray:
-    statement = select(_repeats.c.item_id).where(
-        _repeats.c.project_id == project_id,
-        _repeats.c.rater_id == rater_id,
-        _repeats.c.status == "open",
-        _repeats.c.expires_at > now,
-    )
-    return np.array(db.execute(statement).scalars().all(), dtype=np.int64)
-
-
-def item_names(db: Session, ids: Iterable[int]) -> dict[int, str]:
-    wanted = list(ids)
-    if not wanted:
-        return {}
-    statement = select(Item.id, Item.external_id).where(
-        Item.id.in_(bindparam("ids", expanding=True))
-    )
-    return {row.id: row.external_id for row in db.execute(statement, {"ids": wanted})}
-
-
-def insert_planned(db: Session, rows: list[dict[str, Any]]) -> None:
-    if rows:
-        db.execute(insert(_repeats), rows)
-
-
-def coverage(db: Session, project_id: int, now: int) -> dict[int, Coverage]:
-    """Per rater id: repeats planned, fulfilled, expired (or past their time) and open."""
-    expired = (_repeats.c.status == "expired") | (
-        (_repeats.c.status == "open") & (_repeats.c.expires_at <= now)
-    )
-    still_open = (_repeats.c.status == "open") & (_repeats.c.expires_at > now)
-    statement = (
-        select(
-            _repeats.c.rater_id,
-            func.count(),
-            func.sum(func.cast(_repeats.c.status == "fulfilled", _repeats.c.rater_id.type)),
-            func.sum(func.cast(expired, _repeats.c.rater_id.type)),
-            func.sum(func.cast(still_open, _repeats.c.rater_id.type)),
+    def item_names(self, ids: Iterable[int]) -> dict[int, str]:
+        wanted = list(ids)
+        if not wanted:
+            return {}
+        statement = select(Item.id, Item.external_id).where(
+            Item.id.in_(bindparam("ids", expanding=True))
         )
-        .where(_repeats.c.project_id == project_id)
-        .group_by(_repeats.c.rater_id)
-    )
-    return {
-        int(rater): Coverage(int(planned), int(done or 0), int(gone or 0), int(waiting or 0))
-        for rater, planned, done, gone, waiting in db.execute(statement)
-    }
+        return {row.id: row.external_id for row in self.db.execute(statement, {"ids": wanted})}
 
+    def insert_planned(self, rows: list[dict[str, Any]]) -> None:
+        if rows:
+            self.db.execute(insert(_repeats), rows)
 
-def find_request(db: Session, project_id: int, rater_id: int, request_id: str) -> Any:
-    statement = select(RepeatRequest.response).where(
-        RepeatRequest.project_id == project_id,
-        RepeatRequest.rater_id == rater_id,
-        RepeatRequest.request_id == request_id,
-    )
-    return db.execute(statement).scalar()
-
-
-def store_request(
-    db: Session, project_id: int, rater_id: int, request_id: str, now: int, response: Any
-) -> None:
-    db.execute(
-        insert(RepeatRequest.__table__).values(
-            project_id=project_id,
-            rater_id=rater_id,
-            request_id=request_id,
-            created_at=now,
-            response=response,
+    def coverage(self, project_id: int, now: int) -> dict[int, Coverage]:
+        """Per rater id: repeats planned, fulfilled, expired (or past their time) and open."""
+        expired = (_repeats.c.status == "expired") | (
+            (_repeats.c.status == "open") & (_repeats.c.expires_at <= now)
         )
-    )
+        still_open = (_repeats.c.status == "open") & (_repeats.c.expires_at > now)
+        statement = (
+            select(
+                _repeats.c.rater_id,
+                func.count(),
+                func.sum(func.cast(_repeats.c.status == "fulfilled", _repeats.c.rater_id.type)),
+                func.sum(func.cast(expired, _repeats.c.rater_id.type)),
+                func.sum(func.cast(still_open, _repeats.c.rater_id.type)),
+            )
+            .where(_repeats.c.project_id == project_id)
+            .group_by(_repeats.c.rater_id)
+        )
+        return {
+            int(rater): Coverage(int(planned), int(done or 0), int(gone or 0), int(waiting or 0))
+            for rater, planned, done, gone, waiting in self.db.execute(statement)
+        }
 
+    def find_request(
+        self, project_id: int, rater_id: int, request_id: str
+    ) -> dict[str, Any] | None:
+        """The stored answer to an earlier plan request with this id, if any."""
+        statement = select(RepeatRequest.response).where(
+            RepeatRequest.project_id == project_id,
+            RepeatRequest.rater_id == rater_id,
+            RepeatRequest.request_id == request_id,
+        )
+        return self.db.execute(statement).scalar()
 
-def project_repeat_settings(db: Session, project_id: int) -> tuple[RepeatSettings, float]:
-    """The planner's settings of a project and its interval level."""
-    project = db.get(Project, project_id)
-    if project is None:
-        raise LookupError(f"no project with id {project_id}")
-    return project.repeat_settings(), project.interval_level
+    def store_request(
+        self, project_id: int, rater_id: int, request_id: str, now: int, response: dict[str, Any]
+    ) -> None:
+        self.db.execute(
+            insert(RepeatRequest.__table__).values(
+                project_id=project_id,
+                rater_id=rater_id,
+                request_id=request_id,
+                created_at=now,
+                response=response,
+            )
+        )
 
+    def project_repeat_settings(self, project_id: int) -> tuple[RepeatSettings, float]:
+        """The planner's settings of a project and its interval level."""
+        project = self.db.get(Project, project_id)
+        if project is None:
+            raise LookupError(f"no project with id {project_id}")
+        return project.repeat_settings(), project.interval_level
 
-def coverage_points(db: Session, snapshot_id: int) -> dict[str, dict[str, dict[str, Any]]]:
-    """{rater: {metric: {"value", "n"}}} of a snapshot's repeat coverage points."""
-    statement = select(
-        MetricPoint.subject_id, MetricPoint.metric, MetricPoint.value, MetricPoint.n
-    ).where(
-        MetricPoint.snapshot_id == snapshot_id,
-        MetricPoint.subject_kind == "rater",
-        MetricPoint.metric.in_(COVERAGE_METRICS),
-    )
-    out: dict[str, dict[str, dict[str, Any]]] = {}
-    for rater, metric, value, n in db.execute(statement):
-        shown = int(value) if metric != "repeat_coverage" and value is not None else value
-        out.setdefault(rater, {})[metric] = {"value": shown, "n": n}
-    return out
+    def coverage_points(self, snapshot_id: int) -> dict[str, dict[str, dict[str, Any]]]:
+        """{rater: {metric: {"value", "n"}}} of a snapshot's repeat coverage points."""
+        statement = select(
+            MetricPoint.subject_id, MetricPoint.metric, MetricPoint.value, MetricPoint.n
+        ).where(
+            MetricPoint.snapshot_id == snapshot_id,
+            MetricPoint.subject_kind == "rater",
+            MetricPoint.metric.in_(COVERAGE_METRICS),
+        )
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for rater, metric, value, n in self.db.execute(statement):
+            shown = int(value) if metric != "repeat_coverage" and value is not None else value
+            out.setdefault(rater, {})[metric] = {"value": shown, "n": n}
+        return out

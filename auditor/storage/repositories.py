@@ -1,10 +1,10 @@
-"""Repositories: the only code that reads and writes the tables of this issue.
+"""The labels' repository: the only code that writes labels, items, raters and sessions.
 
-``ProjectRepository`` works with ORM objects (few rows, clarity first). ``LabelStore`` is the
-ingestion hot path and works column by column with Core statements: it resolves external ids
-to row ids in bulk (select what exists, insert what is missing with ON CONFLICT DO NOTHING,
-select again, so concurrent writers meet at the unique constraints) and inserts labels with
-COPY on PostgreSQL and executemany on SQLite. Nothing here commits: the unit of work does.
+``LabelStore`` is the ingestion hot path and works column by column with Core statements: it
+resolves external ids to row ids in bulk (select what exists, insert what is missing with ON
+CONFLICT DO NOTHING, select again, so concurrent writers meet at the unique constraints) and
+inserts labels with COPY on PostgreSQL and executemany on SQLite. Nothing here commits: the
+unit of work does. Projects and categories: ``auditor.storage.project_repository``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session as OrmSession
 
 from auditor.domain import RaterKind
-from auditor.storage.models import Category, Item, Label, Project, Rater, Session
+from auditor.errors import Failure
+from auditor.storage.models import Item, Label, Rater, Session
 
 CHUNK = 500  # ids per IN (...) list: well under SQLite's bound-parameter limit
 
@@ -78,7 +79,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class WriteConflict(RuntimeError):
+class WriteConflict(Failure):
     """A concurrent transaction got in the way (a deadlock, or one of this batch's client keys
     inserted first). The transaction is lost; running it again resolves the conflict."""
 
@@ -110,58 +111,6 @@ def _conflicts_as_write_conflict(method: Callable[P, R]) -> Callable[P, R]:
 def _chunks(values: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
     for start in range(0, len(values), size):
         yield values[start : start + size]
-
-
-class ProjectRepository:
-    def __init__(self, session: OrmSession) -> None:
-        self.session = session
-
-    def add(self, project: Project, category_names: Sequence[str]) -> Project:
-        self.session.add(project)
-        self.session.flush()
-        for position, name in enumerate(category_names):
-            self.session.add(Category(project_id=project.id, position=position, name=name))
-        self.session.flush()
-        return project
-
-    def get(self, slug: str, *, for_update: bool = False) -> Project | None:
-        statement = select(Project).where(Project.slug == slug)
-        if for_update:
-            statement = statement.with_for_update()  # ignored on SQLite (one writer anyway)
-        return self.session.scalars(statement).one_or_none()
-
-    def list(self) -> list[Project]:
-        return list(self.session.scalars(select(Project).order_by(Project.slug)))
-
-    def categories(self, project_id: int) -> list[Category]:
-        statement = (
-            select(Category).where(Category.project_id == project_id).order_by(Category.position)
-        )
-        return list(self.session.scalars(statement))
-
-    def add_category(self, project_id: int, position: int, name: str) -> Category:
-        category = Category(project_id=project_id, position=position, name=name)
-        self.session.add(category)
-        self.session.flush()
-        return category
-
-    def remove_category(self, category: Category) -> None:
-        self.session.delete(category)
-        self.session.flush()
-
-    def category_label_count(self, category_id: int) -> int:
-        statement = select(func.count()).where(Label.category_id == category_id)
-        return int(self.session.scalar(statement) or 0)
-
-    def counts(self, project_id: int) -> dict[str, int]:
-        """Rows per table for one project (labels, items, raters, sessions)."""
-        tables = (("labels", Label), ("items", Item), ("raters", Rater), ("sessions", Session))
-        return {
-            name: int(
-                self.session.scalar(select(func.count()).where(model.project_id == project_id)) or 0
-            )
-            for name, model in tables
-        }
 
 
 class LabelStore:

@@ -20,8 +20,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from auditor.domain import ProjectSettings
-from auditor.storage.models import Label, Project
+from auditor.storage.models import Label
 from auditor.storage.snapshot_models import MetricPoint, Snapshot
 
 Executor = Session | Connection
@@ -55,189 +54,12 @@ class SnapshotHead:
     window_end: datetime | None
 
 
-@dataclass(frozen=True)
-class ProjectRow:
-    id: int
-    slug: str
-    interval_seconds: int
-    settings: ProjectSettings | None = None
-
-
-def list_projects(db: Executor) -> list[ProjectRow]:
-    projects = db.execute(select(Project).order_by(Project.id)).scalars()
-    return [_project_row(p) for p in projects]
-
-
-def _project_row(project: Project) -> ProjectRow:
-    return ProjectRow(
-        project.id, project.slug, project.recompute_interval_seconds, project.settings()
-    )
-
-
-def find_project(
-    db: Executor, *, slug: str | None = None, project_id: int | None = None
-) -> ProjectRow | None:
-    """A project by slug or by id, with its settings; None when there is none."""
-    query = select(Project)
-    if slug is not None:
-        query = query.where(Project.slug == slug)
-    else:
-        query = query.where(Project.id == project_id)
-    project = db.execute(query).scalar()
-    if project is None:
-        return None
-    return ProjectRow(
-        project.id, project.slug, project.recompute_interval_seconds, project.settings()
-    )
-
-
-def label_facts(db: Executor, project_id: int | None = None) -> dict[int, tuple[int, int]]:
-    """{project_id: (max label id, label count)} for projects that have labels."""
-    query = select(Label.project_id, func.max(Label.id), func.count()).group_by(Label.project_id)
-    if project_id is not None:
-        query = query.where(Label.project_id == project_id)
-    return {row[0]: (int(row[1]), int(row[2])) for row in db.execute(query).all()}
-
-
-def latest_heads(
-    db: Executor, project_id: int | None = None
-) -> dict[tuple[int, str], SnapshotHead]:
-    """{(project_id, scope): latest snapshot by tick}."""
-    newest = select(
-        Snapshot.project_id, Snapshot.scope, func.max(Snapshot.tick).label("tick")
-    ).group_by(Snapshot.project_id, Snapshot.scope)
-    if project_id is not None:
-        newest = newest.where(Snapshot.project_id == project_id)
-    newest_sq = newest.subquery()
-    rows = db.execute(
-        select(Snapshot).join(
-            newest_sq,
-            and_(
-                Snapshot.project_id == newest_sq.c.project_id,
-                Snapshot.scope == newest_sq.c.scope,
-                Snapshot.tick == newest_sq.c.tick,
-            ),
-        )
-    ).scalars()
-    return {
-        (s.project_id, s.scope): SnapshotHead(
-            s.id, s.scope, s.tick, s.watermark, s.project_label_count, s.window_start, s.window_end
-        )
-        for s in rows
-    }
-
-
-def labels_in_ranges(
-    db: Executor, project_id: int, ranges: Sequence[tuple[datetime, datetime, bool, bool]]
-) -> bool:
-    """Whether any label of the project has labeled_at inside one of ``ranges``
-    (low, high, low_inclusive, high_inclusive)."""
-    if not ranges:
-        return False
-    conditions = []
-    for low, high, low_inclusive, high_inclusive in ranges:
-        above = Label.labeled_at >= low if low_inclusive else Label.labeled_at > low
-        below = Label.labeled_at <= high if high_inclusive else Label.labeled_at < high
-        conditions.append(and_(above, below))
-    query = select(exists().where(Label.project_id == project_id, or_(*conditions)))
-    return bool(db.execute(query).scalar())
-
-
-def insert_snapshot(
-    db: Executor, snapshot: Mapping[str, Any], points: Sequence[Mapping[str, Any]]
-) -> int | None:
-    """Insert a snapshot and its points; None (and nothing written) when its
-    (project, scope, tick) already exists. The caller commits both in one transaction."""
-    dialect = db.get_bind().dialect.name if isinstance(db, Session) else db.dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = (
-        insert(Snapshot)
-        .values(**snapshot)
-        .on_conflict_do_nothing(index_elements=["project_id", "scope", "tick"])
-        .returning(Snapshot.id)
-    )
-    snapshot_id = db.execute(statement).scalar()
-    if snapshot_id is None:
-        return None
-    shared = {
-        "snapshot_id": snapshot_id,
-        "project_id": snapshot["project_id"],
-        "scope": snapshot["scope"],
-        "computed_at": snapshot["computed_at"],
-        "as_of": snapshot["as_of"],
-    }
-    if points:
-        db.execute(MetricPoint.__table__.insert(), [{**shared, **p} for p in points])
-    return int(snapshot_id)
-
-
 def snapshot_columns() -> list[str]:
     return [c.name for c in Snapshot.__table__.columns]
 
 
 def _snapshot_dict(snapshot: Snapshot) -> dict[str, Any]:
     return {name: getattr(snapshot, name) for name in snapshot_columns()}
-
-
-def snapshot_at(
-    db: Executor, project_id: int, scope: str, at: datetime | None
-) -> dict[str, Any] | None:
-    """The latest snapshot of ``scope`` measured at or before ``at`` (None: the latest)."""
-    query = select(Snapshot).where(Snapshot.project_id == project_id, Snapshot.scope == scope)
-    if at is not None:
-        query = query.where(Snapshot.as_of <= at)
-    found = db.execute(query.order_by(Snapshot.as_of.desc(), Snapshot.tick.desc()).limit(1))
-    snapshot = found.scalar()
-    return None if snapshot is None else _snapshot_dict(snapshot)
-
-
-def count_snapshots(db: Executor, project_id: int) -> dict[str, int]:
-    rows = db.execute(
-        select(Snapshot.scope, func.count())
-        .where(Snapshot.project_id == project_id)
-        .group_by(Snapshot.scope)
-    ).all()
-    return {row[0]: int(row[1]) for row in rows}
-
-
-def history(
-    db: Executor,
-    project_id: int,
-    metric: str,
-    subject_kind: str,
-    subject_id: str,
-    scopes: Sequence[str] | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-) -> list[dict[str, Any]]:
-    """Points of one metric and subject in as_of order (the index serves this read)."""
-    p = MetricPoint
-    query = select(
-        p.scope, p.as_of, p.computed_at, p.value, p.ci_low, p.ci_high, p.n, p.reason, p.snapshot_id
-    ).where(
-        p.project_id == project_id,
-        p.metric == metric,
-        p.subject_kind == subject_kind,
-        p.subject_id == subject_id,
-    )
-    if scopes:
-        query = query.where(p.scope.in_(list(scopes)))
-    if since is not None:
-        query = query.where(p.as_of >= since)
-    if until is not None:
-        query = query.where(p.as_of <= until)
-    rows = db.execute(query.order_by(p.as_of, p.scope, p.snapshot_id)).all()
-    return [dict(row._mapping) for row in rows]
-
-
-def known_metrics(db: Executor, project_id: int) -> list[tuple[str, str, str]]:
-    """Distinct (metric, subject_kind, subject_id) of a project, for error messages."""
-    rows = db.execute(
-        select(MetricPoint.metric, MetricPoint.subject_kind, MetricPoint.subject_id)
-        .where(MetricPoint.project_id == project_id)
-        .distinct()
-    ).all()
-    return sorted((r[0], r[1], r[2]) for r in rows)
 
 
 # --- one recompute per project at a time ----------------------------------------------------
@@ -309,3 +131,164 @@ def project_lock(engine: Engine, project_id: int) -> Iterator[ProjectLock]:
                     connection.invalidate()
     finally:
         connection.close()
+
+
+class SnapshotRepository:
+    """Snapshots, their metric points and the dirty-tracking facts, in the unit of work's
+    session (``uow.snapshots``)."""
+
+    def __init__(self, db: Executor) -> None:
+        self.db = db
+
+    def label_facts(self, project_id: int | None = None) -> dict[int, tuple[int, int]]:
+        """{project_id: (max label id, label count)} for projects that have labels."""
+        query = select(Label.project_id, func.max(Label.id), func.count()).group_by(
+            Label.project_id
+        )
+        if project_id is not None:
+            query = query.where(Label.project_id == project_id)
+        return {row[0]: (int(row[1]), int(row[2])) for row in self.db.execute(query).all()}
+
+    def latest_heads(self, project_id: int | None = None) -> dict[tuple[int, str], SnapshotHead]:
+        """{(project_id, scope): latest snapshot by tick}."""
+        newest = select(
+            Snapshot.project_id, Snapshot.scope, func.max(Snapshot.tick).label("tick")
+        ).group_by(Snapshot.project_id, Snapshot.scope)
+        if project_id is not None:
+            newest = newest.where(Snapshot.project_id == project_id)
+        newest_sq = newest.subquery()
+        rows = self.db.execute(
+            select(Snapshot).join(
+                newest_sq,
+                and_(
+                    Snapshot.project_id == newest_sq.c.project_id,
+                    Snapshot.scope == newest_sq.c.scope,
+                    Snapshot.tick == newest_sq.c.tick,
+                ),
+            )
+        ).scalars()
+        return {
+            (s.project_id, s.scope): SnapshotHead(
+                s.id,
+                s.scope,
+                s.tick,
+                s.watermark,
+                s.project_label_count,
+                s.window_start,
+                s.window_end,
+            )
+            for s in rows
+        }
+
+    def labels_in_ranges(
+        self, project_id: int, ranges: Sequence[tuple[datetime, datetime, bool, bool]]
+    ) -> bool:
+        """Whether any label of the project has labeled_at inside one of ``ranges``
+        (low, high, low_inclusive, high_inclusive)."""
+        if not ranges:
+            return False
+        conditions = []
+        for low, high, low_inclusive, high_inclusive in ranges:
+            above = Label.labeled_at >= low if low_inclusive else Label.labeled_at > low
+            below = Label.labeled_at <= high if high_inclusive else Label.labeled_at < high
+            conditions.append(and_(above, below))
+        query = select(exists().where(Label.project_id == project_id, or_(*conditions)))
+        return bool(self.db.execute(query).scalar())
+
+    def insert_snapshot(
+        self, snapshot: Mapping[str, Any], points: Sequence[Mapping[str, Any]]
+    ) -> int | None:
+        """Insert a snapshot and its points; None (and nothing written) when its
+        (project, scope, tick) already exists. The caller commits both in one transaction."""
+        dialect = (
+            self.db.get_bind().dialect.name
+            if isinstance(self.db, Session)
+            else self.db.dialect.name
+        )
+        insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        statement = (
+            insert(Snapshot)
+            .values(**snapshot)
+            .on_conflict_do_nothing(index_elements=["project_id", "scope", "tick"])
+            .returning(Snapshot.id)
+        )
+        snapshot_id = self.db.execute(statement).scalar()
+        if snapshot_id is None:
+            return None
+        shared = {
+            "snapshot_id": snapshot_id,
+            "project_id": snapshot["project_id"],
+            "scope": snapshot["scope"],
+            "computed_at": snapshot["computed_at"],
+            "as_of": snapshot["as_of"],
+        }
+        if points:
+            self.db.execute(MetricPoint.__table__.insert(), [{**shared, **p} for p in points])
+        return int(snapshot_id)
+
+    def snapshot_at(
+        self, project_id: int, scope: str, at: datetime | None
+    ) -> dict[str, Any] | None:
+        """The latest snapshot of ``scope`` measured at or before ``at`` (None: the latest)."""
+        query = select(Snapshot).where(Snapshot.project_id == project_id, Snapshot.scope == scope)
+        if at is not None:
+            query = query.where(Snapshot.as_of <= at)
+        found = self.db.execute(
+            query.order_by(Snapshot.as_of.desc(), Snapshot.tick.desc()).limit(1)
+        )
+        snapshot = found.scalar()
+        return None if snapshot is None else _snapshot_dict(snapshot)
+
+    def count_snapshots(self, project_id: int) -> dict[str, int]:
+        rows = self.db.execute(
+            select(Snapshot.scope, func.count())
+            .where(Snapshot.project_id == project_id)
+            .group_by(Snapshot.scope)
+        ).all()
+        return {row[0]: int(row[1]) for row in rows}
+
+    def history(
+        self,
+        project_id: int,
+        metric: str,
+        subject_kind: str,
+        subject_id: str,
+        scopes: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[dict[str, Any]]:
+        """Points of one metric and subject in as_of order (the index serves this read)."""
+        p = MetricPoint
+        query = select(
+            p.scope,
+            p.as_of,
+            p.computed_at,
+            p.value,
+            p.ci_low,
+            p.ci_high,
+            p.n,
+            p.reason,
+            p.snapshot_id,
+        ).where(
+            p.project_id == project_id,
+            p.metric == metric,
+            p.subject_kind == subject_kind,
+            p.subject_id == subject_id,
+        )
+        if scopes:
+            query = query.where(p.scope.in_(list(scopes)))
+        if since is not None:
+            query = query.where(p.as_of >= since)
+        if until is not None:
+            query = query.where(p.as_of <= until)
+        rows = self.db.execute(query.order_by(p.as_of, p.scope, p.snapshot_id)).all()
+        return [dict(row._mapping) for row in rows]
+
+    def known_metrics(self, project_id: int) -> list[tuple[str, str, str]]:
+        """Distinct (metric, subject_kind, subject_id) of a project, for error messages."""
+        rows = self.db.execute(
+            select(MetricPoint.metric, MetricPoint.subject_kind, MetricPoint.subject_id)
+            .where(MetricPoint.project_id == project_id)
+            .distinct()
+        ).all()
+        return sorted((r[0], r[1], r[2]) for r in rows)

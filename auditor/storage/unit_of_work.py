@@ -3,13 +3,13 @@
 Services take a unit of work and decide when to commit; nothing below commits on its own::
 
     with uow:
-        project = uow.projects.get("demo")
+        project = uow.require_project("demo")
         ...
         uow.commit()
 
 Leaving the block without ``commit()`` (or by an exception) rolls everything back. A unit of
-work can be entered again after it is left; each entry is a new transaction. Repositories of
-later parts take ``uow.session``.
+work can be entered again after it is left; each entry is a new transaction. Each repository
+is an attribute working in the transaction's session, and returns plain values or records.
 """
 
 from __future__ import annotations
@@ -22,7 +22,17 @@ from sqlalchemy.orm import Session
 
 from auditor.storage.alert_log_repository import AlertLog
 from auditor.storage.alert_repository import AlertRepository
-from auditor.storage.repositories import LabelStore, ProjectRepository
+from auditor.storage.dashboard_sessions import DashboardSessionRepository
+from auditor.storage.health_repository import HealthRepository
+from auditor.storage.import_repository import ImportRepository
+from auditor.storage.instance_secrets import InstanceSecretRepository
+from auditor.storage.key_repository import KeyRepository
+from auditor.storage.label_studio_repository import LabelStudioRepository
+from auditor.storage.project_repository import ProjectRecord, ProjectRepository
+from auditor.storage.read_repository import ReadRepository
+from auditor.storage.repeat_repository import RepeatRepository
+from auditor.storage.repositories import LabelStore
+from auditor.storage.snapshot_repository import SnapshotRepository
 
 
 class UnitOfWork:
@@ -33,6 +43,15 @@ class UnitOfWork:
     labels: LabelStore
     alerts: AlertRepository
     alert_log: AlertLog
+    imports: ImportRepository
+    label_studio: LabelStudioRepository
+    repeats: RepeatRepository
+    keys: KeyRepository
+    reads: ReadRepository
+    health: HealthRepository
+    snapshots: SnapshotRepository
+    dashboard_sessions: DashboardSessionRepository
+    secrets: InstanceSecretRepository
 
     def __init__(self, engine: Engine | Connection, *, read_only: bool = False) -> None:
         # A Connection: the transaction runs on it (a staged import's own connection).
@@ -50,6 +69,15 @@ class UnitOfWork:
         self.labels = LabelStore(self.session)
         self.alerts = AlertRepository(self.session)
         self.alert_log = AlertLog(self.session)
+        self.imports = ImportRepository(self.session)
+        self.label_studio = LabelStudioRepository(self.session)
+        self.repeats = RepeatRepository(self.session)
+        self.keys = KeyRepository(self.session)
+        self.reads = ReadRepository(self.session)
+        self.health = HealthRepository(self.session)
+        self.snapshots = SnapshotRepository(self.session)
+        self.dashboard_sessions = DashboardSessionRepository(self.session)
+        self.secrets = InstanceSecretRepository(self.session)
         self._active = True
         return self
 
@@ -64,6 +92,11 @@ class UnitOfWork:
         finally:
             self.session.close()
             self._active = False
+
+    def require_project(self, slug: str, *, for_update: bool = False) -> ProjectRecord:
+        """Project ``slug``; ``NotFound`` ("no project 'x'") when there is none. The one
+        lookup of a project by slug for every service."""
+        return self.projects.require(slug, for_update=for_update)
 
     def commit(self) -> None:
         if self.read_only:

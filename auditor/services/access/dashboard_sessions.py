@@ -7,7 +7,6 @@ import hashlib
 import secrets
 from datetime import UTC, datetime, timedelta
 
-from auditor.storage import dashboard_sessions as repo
 from auditor.storage.unit_of_work import UnitOfWork
 
 SESSION_LIFETIME = timedelta(hours=12)
@@ -22,8 +21,8 @@ def open_session(uow: UnitOfWork, lifetime: timedelta = SESSION_LIFETIME) -> str
     session_id = secrets.token_urlsafe(32)
     now = datetime.now(UTC)
     with uow:
-        repo.delete_expired(uow.session, now)
-        repo.add_session(uow.session, _hash(session_id), now, now + lifetime)
+        uow.dashboard_sessions.delete_expired(now)
+        uow.dashboard_sessions.add_session(_hash(session_id), now, now + lifetime)
         uow.commit()
     return session_id
 
@@ -32,10 +31,10 @@ def session_valid(uow: UnitOfWork, session_id: str) -> bool:
     if not session_id or len(session_id) > 100:
         return False
     with uow:
-        return repo.session_alive(uow.session, _hash(session_id), datetime.now(UTC))
+        return uow.dashboard_sessions.session_alive(_hash(session_id), datetime.now(UTC))
 
 
 def close_session(uow: UnitOfWork, session_id: str) -> None:
     with uow:
-        repo.delete_session(uow.session, _hash(session_id))
+        uow.dashboard_sessions.delete_session(_hash(session_id))
         uow.commit()

@@ -19,8 +19,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from auditor.services import Invalid, NotFound
-from auditor.storage import api_repository as repo
 from auditor.storage.db import utc_now
+from auditor.storage.key_repository import KeyRow
 from auditor.storage.unit_of_work import UnitOfWork
 
 KEY_SCHEME = "aud_"
@@ -75,13 +75,10 @@ def _role(role: str) -> Role:
 
 
 def _project_id(uow: UnitOfWork, slug: str) -> int:
-    project = uow.projects.get(slug)
-    if project is None:
-        raise NotFound(f"no project {slug!r}")
-    return project.id
+    return uow.require_project(slug).id
 
 
-def _view(row: repo.KeyRow) -> KeyView:
+def _view(row: KeyRow) -> KeyView:
     return KeyView(
         row.id,
         row.project_slug,
@@ -104,8 +101,7 @@ def create_key(
     now = utc_now()
     with uow:
         project_id = _project_id(uow, slug)
-        key_id = repo.add_key(
-            uow.session,
+        key_id = uow.keys.add_key(
             project_id,
             checked.value,
             name,
@@ -120,13 +116,13 @@ def create_key(
 
 def list_keys(uow: UnitOfWork, slug: str) -> list[KeyView]:
     with uow:
-        return [_view(row) for row in repo.list_keys(uow.session, _project_id(uow, slug))]
+        return [_view(row) for row in uow.keys.list_keys(_project_id(uow, slug))]
 
 
 def revoke_key(uow: UnitOfWork, slug: str, key_id: int) -> bool:
     """Revoke a key of the project; False when it already was revoked."""
     with uow:
-        done = repo.revoke_key(uow.session, _project_id(uow, slug), key_id, utc_now())
+        done = uow.keys.revoke_key(_project_id(uow, slug), key_id, utc_now())
         if done is None:
             raise NotFound(f"project {slug!r} has no key {key_id}")
         uow.commit()
@@ -139,7 +135,7 @@ def authenticate(uow: UnitOfWork, secret: str) -> Principal | None:
     if not secret.startswith(KEY_SCHEME) or len(secret) > 200:
         return None
     with uow:
-        row = repo.key_by_hash(uow.session, hash_key(secret))
+        row = uow.keys.key_by_hash(hash_key(secret))
     if row is None or row.revoked_at is not None:
         return None
     due = row.last_used_at is None or row.last_used_at < utc_now() - TOUCH_PERIOD
@@ -150,5 +146,5 @@ def record_use(uow: UnitOfWork, key_id: int) -> None:
     """Set the key's last_used_at (at most once per TOUCH_PERIOD, checked in SQL)."""
     now = utc_now()
     with uow:
-        repo.touch_key(uow.session, key_id, now, now - TOUCH_PERIOD)
+        uow.keys.touch_key(key_id, now, now - TOUCH_PERIOD)
         uow.commit()

@@ -23,8 +23,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-from auditor.storage import instance_secrets as repo
-from auditor.storage.instance_secrets import Session
+from auditor.storage.instance_secrets import InstanceSecretRepository, Session
 from auditor.storage.unit_of_work import UnitOfWork
 
 BITS = 48
@@ -72,19 +71,20 @@ class PublicIds:
 
 def public_ids_in(db: Session) -> PublicIds:
     """The permutation, read in the caller's open transaction (made there if missing)."""
-    found = repo.get_secret(db, SECRET_NAME)
+    stored = InstanceSecretRepository(db)
+    found = stored.get_secret(SECRET_NAME)
     if found is None:
         found = secrets.token_hex(32)
-        repo.add_secret(db, SECRET_NAME, found)
+        stored.add_secret(SECRET_NAME, found)
     return PublicIds(bytes.fromhex(found))
 
 
 def load_public_ids(uow: UnitOfWork) -> PublicIds:
     """The deployment's permutation (its secret is made on first use if missing)."""
     with uow:
-        found = repo.get_secret(uow.session, SECRET_NAME)
+        found = uow.secrets.get_secret(SECRET_NAME)
         if found is None:
             found = secrets.token_hex(32)
-            repo.add_secret(uow.session, SECRET_NAME, found)
+            uow.secrets.add_secret(SECRET_NAME, found)
             uow.commit()
     return PublicIds(bytes.fromhex(found))

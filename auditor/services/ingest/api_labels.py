@@ -20,22 +20,22 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from auditor.ingestion.batch import RawBatch
-from auditor.services import ServiceError
+from auditor.services import Invalid
 from auditor.services.ingest.labels import (
     RACE_RETRIES,
     IngestResult,
-    find_project,
     ingest_labels,
     write_labels,
 )
-from auditor.storage import api_repository as repo
 from auditor.storage.db import utc_now
 from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 
 
-class IdempotencyMismatch(ServiceError):
+class IdempotencyMismatch(Invalid):
     """The Idempotency-Key was used before with another request body."""
+
+    code = "idempotency_mismatch"
 
 
 @dataclass(frozen=True)
@@ -77,10 +77,9 @@ def _post_once(
     uow: UnitOfWork, slug: str, batch: RawBatch, key: str, request_hash: str, created_by: str
 ) -> PostResult:
     with uow:
-        project = find_project(uow, slug)
-        session = uow.session
-        if not repo.claim_idempotency_key(session, project.id, key, request_hash, utc_now()):
-            stored = repo.find_idempotency_record(session, project.id, key)
+        project = uow.require_project(slug)
+        if not uow.keys.claim_idempotency_key(project.id, key, request_hash, utc_now()):
+            stored = uow.keys.find_idempotency_record(project.id, key)
             if stored is None:  # pragma: no cover - the conflicting row is committed
                 raise WriteConflict(f"idempotency key {key!r} vanished")
             stored_hash, response = stored
@@ -90,6 +89,6 @@ def _post_once(
                 )
             return PostResult(response, True)
         body = _body(write_labels(uow, project, batch, created_by=created_by))
-        repo.finish_idempotency_key(session, project.id, key, body)
+        uow.keys.finish_idempotency_key(project.id, key, body)
         uow.commit()
     return PostResult(body, False)

@@ -13,10 +13,9 @@ from datetime import datetime
 from typing import Any
 
 from auditor.services import Conflict, NotFound
-from auditor.storage import import_repository as repo
 from auditor.storage.db import utc_now
-from auditor.storage.import_models import ImportRecord
-from auditor.storage.models import Project
+from auditor.storage.import_repository import ImportRow
+from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
 
@@ -47,7 +46,7 @@ class RevertResult:
     reverted_at: datetime
 
 
-def _view(record: ImportRecord) -> ImportView:
+def _view(record: ImportRow) -> ImportView:
     return ImportView(
         id=record.id,
         source=record.source,
@@ -62,15 +61,8 @@ def _view(record: ImportRecord) -> ImportView:
     )
 
 
-def _project(uow: UnitOfWork, slug: str, *, for_update: bool = False) -> Project:
-    project = uow.projects.get(slug, for_update=for_update)
-    if project is None:
-        raise NotFound(f"no project {slug!r}")
-    return project
-
-
-def _record(uow: UnitOfWork, project: Project, import_id: int) -> ImportRecord:
-    record = repo.get_import(uow.session, project.id, import_id)
+def _record(uow: UnitOfWork, project: ProjectRecord, import_id: int) -> ImportRow:
+    record = uow.imports.get_import(project.id, import_id)
     if record is None:
         raise NotFound(f"no import {import_id} in project {project.slug!r}")
     return record
@@ -78,37 +70,35 @@ def _record(uow: UnitOfWork, project: Project, import_id: int) -> ImportRecord:
 
 def list_imports(uow: UnitOfWork, slug: str) -> list[ImportView]:
     with uow:
-        return [_view(r) for r in repo.list_imports(uow.session, _project(uow, slug).id)]
+        return [_view(r) for r in uow.imports.list_imports(uow.require_project(slug).id)]
 
 
 def show_import(uow: UnitOfWork, slug: str, import_id: int) -> ImportView:
     with uow:
-        return _view(_record(uow, _project(uow, slug), import_id))
+        return _view(_record(uow, uow.require_project(slug), import_id))
 
 
 def revert_import(uow: UnitOfWork, slug: str, import_id: int) -> RevertResult:
     """Delete the labels of one import, all in one transaction; refuses a second revert."""
     with uow:
-        project = _project(uow, slug)
+        project = uow.require_project(slug)
         record = _record(uow, project, import_id)
         if record.reverted_at is not None:
             raise Conflict(
                 f"import {import_id} was already reverted at "
                 f"{record.reverted_at.isoformat(timespec='seconds')}"
             )
-        deleted = repo.delete_import_labels(uow.session, record)
-        record.reverted_at = utc_now()
-        record.reverted_labels = deleted
-        uow.session.flush()
+        reverted_at = utc_now()
+        deleted = uow.imports.revert(record, reverted_at)
         uow.commit()
-        return RevertResult(import_id, deleted, record.reverted_at)
+        return RevertResult(import_id, deleted, reverted_at)
 
 
 def delete_project(uow: UnitOfWork, slug: str) -> dict[str, int]:
     """Delete a project and everything it owns in one transaction; rows deleted per table."""
     with uow:
-        project = _project(uow, slug, for_update=True)
-        deleted = repo.delete_project(uow.session, project)
+        project = uow.require_project(slug, for_update=True)
+        deleted = uow.imports.delete_project(project.id)
         uow.commit()
         return deleted
 
@@ -116,7 +106,7 @@ def delete_project(uow: UnitOfWork, slug: str) -> dict[str, int]:
 def revert_marks(uow: UnitOfWork, slug: str) -> list[dict[str, Any]]:
     """Where reverts happened, for history listings: import id, source, when, labels removed."""
     with uow:
-        records = repo.list_imports(uow.session, _project(uow, slug).id)
+        records = uow.imports.list_imports(uow.require_project(slug).id)
         return [
             {
                 "import_id": r.id,

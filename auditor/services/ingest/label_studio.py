@@ -23,9 +23,8 @@ from typing import Any
 from auditor.ingestion.batch import RawBatch
 from auditor.ingestion.label_studio import KEY_PREFIX, LabelStudioOptions
 from auditor.ingestion.label_studio_events import Delete, EventError, Upsert, operations
-from auditor.services import Invalid, NotFound
+from auditor.services import Invalid
 from auditor.services.ingest.labels import RACE_RETRIES, write_labels
-from auditor.storage import label_studio_repository as repo
 from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -57,10 +56,8 @@ def _apply(uow: UnitOfWork, slug: str, ops: list[Upsert | Delete], action: str) 
     skipped: Counter[str] = Counter()
     ignored: Counter[str] = Counter()
     with uow:
-        project = uow.projects.get(slug, for_update=True)
-        if project is None:
-            raise NotFound(f"no project {slug!r}")
-        seen = repo.find(uow.session, project.id, (op.annotation_id for op in ops))
+        project = uow.require_project(slug, for_update=True)
+        seen = uow.label_studio.find(project.id, (op.annotation_id for op in ops))
         changed: dict[str, tuple[int, bool]] = {}
         records: dict[str, dict[str, object]] = {}  # annotation id -> label to store
         unlabel: set[str] = set()  # annotation ids whose stored label goes
@@ -90,13 +87,13 @@ def _apply(uow: UnitOfWork, slug: str, ops: list[Upsert | Delete], action: str) 
                 skipped[str(op.mapped.skipped)] += 1
                 continue
             records[op.annotation_id] = {**op.mapped.record, "key": KEY_PREFIX + op.annotation_id}
-        removed = repo.delete_labels(uow.session, project.id, (KEY_PREFIX + a for a in unlabel))
+        removed = uow.label_studio.delete_labels(project.id, (KEY_PREFIX + a for a in unlabel))
         stored = 0
         if records:
             stored = write_labels(
                 uow, project, RawBatch.from_records(list(records.values()))
             ).inserted
-        repo.remember(uow.session, project.id, changed)
+        uow.label_studio.remember(project.id, changed)
         uow.commit()
     return {
         "action": action,

@@ -17,7 +17,7 @@ from auditor.ingestion.schemas import ProjectIn, check_category_name, check_new_
 from auditor.services import Conflict, Invalid, NotFound
 from auditor.services.projects.settings import SettingCaps, check_caps
 from auditor.storage.db import utc_now
-from auditor.storage.models import Project
+from auditor.storage.project_repository import CategoryRecord, ProjectRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
 
@@ -31,22 +31,15 @@ class ProjectView:
     counts: dict[str, int] | None = None
 
 
-def _view(uow: UnitOfWork, project: Project, with_counts: bool = False) -> ProjectView:
+def _view(uow: UnitOfWork, project: ProjectRecord, with_counts: bool = False) -> ProjectView:
     return ProjectView(
         slug=project.slug,
         name=project.name,
         created_at=project.created_at,
         categories=tuple(c.name for c in uow.projects.categories(project.id)),
-        settings=project.settings(),
+        settings=project.settings,
         counts=uow.projects.counts(project.id) if with_counts else None,
     )
-
-
-def _get(uow: UnitOfWork, slug: str, *, for_update: bool = False) -> Project:
-    project = uow.projects.get(slug, for_update=for_update)
-    if project is None:
-        raise NotFound(f"no project {slug!r}")
-    return project
 
 
 def _messages(error: ValidationError) -> str:
@@ -77,11 +70,11 @@ def create_project(
         raise Invalid(str(error)) from None
     check_caps(settings, caps)
     with uow:
-        if uow.projects.get(request.slug) is not None:
+        if uow.projects.find(request.slug) is not None:
             raise Conflict(f"project {request.slug!r} already exists")
-        project = Project(slug=request.slug, name=request.name, created_at=utc_now())
-        project.apply_settings(settings)
-        uow.projects.add(project, request.categories)
+        project = uow.projects.create(
+            request.slug, request.name, utc_now(), settings, request.categories
+        )
         view = _view(uow, project)
         uow.commit()
     return view
@@ -89,23 +82,23 @@ def create_project(
 
 def list_projects(uow: UnitOfWork) -> list[ProjectView]:
     with uow:
-        return [_view(uow, project) for project in uow.projects.list()]
+        return [_view(uow, project) for project in uow.projects.all()]
 
 
 def show_project(uow: UnitOfWork, slug: str) -> ProjectView:
     with uow:
-        return _view(uow, _get(uow, slug), with_counts=True)
+        return _view(uow, uow.require_project(slug), with_counts=True)
 
 
 def project_settings(uow: UnitOfWork, slug: str) -> ProjectSettings:
     with uow:
-        return _get(uow, slug).settings()
+        return uow.require_project(slug).settings
 
 
 def add_categories(uow: UnitOfWork, slug: str, names: list[str]) -> tuple[str, ...]:
     """Append categories at the end of the vocabulary; returns the whole vocabulary."""
     with uow:
-        project = _get(uow, slug, for_update=True)
+        project = uow.require_project(slug, for_update=True)
         existing = uow.projects.categories(project.id)
         try:
             new = check_new_categories(names, [c.name for c in existing])
@@ -120,7 +113,9 @@ def add_categories(uow: UnitOfWork, slug: str, names: list[str]) -> tuple[str, .
     return view.categories
 
 
-def _category_without_labels(uow: UnitOfWork, project: Project, name: str, verb: str) -> Any:
+def _category_without_labels(
+    uow: UnitOfWork, project: ProjectRecord, name: str, verb: str
+) -> CategoryRecord:
     categories = {c.name: c for c in uow.projects.categories(project.id)}
     if name not in categories:
         raise NotFound(f"project {project.slug!r} has no category {name!r}")
@@ -133,7 +128,7 @@ def _category_without_labels(uow: UnitOfWork, project: Project, name: str, verb:
 
 def rename_category(uow: UnitOfWork, slug: str, old: str, new: str) -> tuple[str, ...]:
     with uow:
-        project = _get(uow, slug, for_update=True)
+        project = uow.require_project(slug, for_update=True)
         category = _category_without_labels(uow, project, old, "rename")
         try:
             new_name = check_category_name(new)
@@ -141,7 +136,7 @@ def rename_category(uow: UnitOfWork, slug: str, old: str, new: str) -> tuple[str
             raise Invalid(str(error)) from None
         if new_name in {c.name for c in uow.projects.categories(project.id)} - {old}:
             raise Conflict(f"project {slug!r} already has a category {new_name!r}")
-        category.name = new_name
+        uow.projects.rename_category(category.id, new_name)
         view = _view(uow, project)
         uow.commit()
     return view.categories
@@ -150,14 +145,9 @@ def rename_category(uow: UnitOfWork, slug: str, old: str, new: str) -> tuple[str
 def remove_category(uow: UnitOfWork, slug: str, name: str) -> tuple[str, ...]:
     """Remove an unused category; the ones after it move up one position (indices stay dense)."""
     with uow:
-        project = _get(uow, slug, for_update=True)
+        project = uow.require_project(slug, for_update=True)
         category = _category_without_labels(uow, project, name, "remove")
-        removed_position = category.position
-        uow.projects.remove_category(category)
-        for later in uow.projects.categories(project.id):
-            if later.position > removed_position:
-                later.position -= 1
-                uow.session.flush()  # one at a time: (project, position) is unique
+        uow.projects.remove_category(category.id)
         view = _view(uow, project)
         uow.commit()
     return view.categories

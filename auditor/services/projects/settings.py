@@ -20,7 +20,7 @@ from auditor.domain import (
     RhoMode,
     RhoUnrated,
 )
-from auditor.services import Invalid, NotFound
+from auditor.services import Invalid
 from auditor.storage.unit_of_work import UnitOfWork
 
 SETTING_NAMES = tuple(f.name for f in dataclasses.fields(ProjectSettings))
@@ -38,8 +38,7 @@ class InvalidSetting(Invalid):
     """A bad setting; ``field`` names it (shells point at it)."""
 
     def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
+        super().__init__(message, field=field)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,17 +103,15 @@ def update_project_settings(
             raise InvalidSetting(name, f"unknown setting {name!r} (settings: {known})")
     values = {name: _coerce(name, value) for name, value in fields.items()}
     with uow:
-        project = uow.projects.get(slug, for_update=True)
-        if project is None:
-            raise NotFound(f"no project {slug!r}")
+        project = uow.require_project(slug, for_update=True)
         try:
-            settings = dataclasses.replace(project.settings(), **values)
+            settings = dataclasses.replace(project.settings, **values)
         except ValueError as error:
             # ProjectSettings' messages start with the field's name.
             message = str(error)
             field = next((n for n in SETTING_NAMES if message.startswith(n)), "settings")
             raise InvalidSetting(field, message) from None
         check_caps(settings, caps, changed=values)
-        project.apply_settings(settings)
+        uow.projects.save_settings(project.id, settings)
         uow.commit()
     return settings

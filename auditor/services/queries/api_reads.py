@@ -21,8 +21,6 @@ from auditor.services.queries.history import (
 from auditor.snapshots.points import parse_subject
 from auditor.snapshots.scopes import CUMULATIVE
 from auditor.stats.catalogue import names_for
-from auditor.storage import api_repository as repo
-from auditor.storage import snapshot_repository as snapshots
 from auditor.storage.unit_of_work import UnitOfWork
 
 RATER_METRICS = names_for("rater", from_stats=True)
@@ -31,12 +29,12 @@ MODEL_METRICS = names_for("model", from_stats=True)
 
 def list_raters(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[dict]:
     with uow:
-        return repo.list_raters(uow.session, project_id_for(uow, slug), after, limit)
+        return uow.reads.list_raters(project_id_for(uow, slug), after, limit)
 
 
 def get_rater(uow: UnitOfWork, slug: str, rater: str) -> dict:
     with uow:
-        found = repo.find_rater(uow.session, project_id_for(uow, slug), rater)
+        found = uow.reads.find_rater(project_id_for(uow, slug), rater)
     if found is None:
         raise NotFound(f"project {slug!r} has no rater {rater!r}")
     return found
@@ -44,12 +42,12 @@ def get_rater(uow: UnitOfWork, slug: str, rater: str) -> dict:
 
 def list_items(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[dict]:
     with uow:
-        return repo.list_items(uow.session, project_id_for(uow, slug), after, limit)
+        return uow.reads.list_items(project_id_for(uow, slug), after, limit)
 
 
 def get_item(uow: UnitOfWork, slug: str, item: str) -> dict:
     with uow:
-        found = repo.find_item(uow.session, project_id_for(uow, slug), item)
+        found = uow.reads.find_item(project_id_for(uow, slug), item)
     if found is None:
         raise NotFound(f"project {slug!r} has no item {item!r}")
     return found
@@ -59,7 +57,7 @@ def list_sessions(
     uow: UnitOfWork, slug: str, rater: str | None, after: int | None, limit: int
 ) -> list[dict]:
     with uow:
-        return repo.list_sessions(uow.session, project_id_for(uow, slug), rater, after, limit)
+        return uow.reads.list_sessions(project_id_for(uow, slug), rater, after, limit)
 
 
 def list_snapshots(
@@ -67,13 +65,13 @@ def list_snapshots(
 ) -> list[dict]:
     name = scope_name(scope) if scope is not None else None
     with uow:
-        return repo.list_snapshots(uow.session, project_id_for(uow, slug), name, before, limit)
+        return uow.reads.list_snapshots(project_id_for(uow, slug), name, before, limit)
 
 
 def get_snapshot(uow: UnitOfWork, slug: str, snapshot_id: int) -> dict[str, Any]:
     """One snapshot in full: the ``auditor stats --json`` shape plus its metadata."""
     with uow:
-        found = repo.find_snapshot(uow.session, project_id_for(uow, slug), snapshot_id)
+        found = uow.reads.find_snapshot(project_id_for(uow, slug), snapshot_id)
     if found is None:
         raise NotFound(f"project {slug!r} has no snapshot {snapshot_id}")
     metadata = {key: found[key] for key in SNAPSHOT_METADATA}
@@ -107,13 +105,13 @@ def history(
     names = [scope_name(s) for s in scopes] if scopes else None
     with uow:
         project_id = project_id_for(uow, slug)
-        rows = repo.downsampled_history(
-            uow.session, project_id, metric, kind, subject_id, names, since, until, max_points
+        rows = uow.reads.downsampled_history(
+            project_id, metric, kind, subject_id, names, since, until, max_points
         )
         other = reversed_pair(kind, subject_id)
         if not rows and other is not None:
-            rows = repo.downsampled_history(
-                uow.session, project_id, metric, kind, other, names, since, until, max_points
+            rows = uow.reads.downsampled_history(
+                project_id, metric, kind, other, names, since, until, max_points
             )
         if not rows:
             explain_empty_series(uow, slug, project_id, metric, kind, subject_id, names)
@@ -126,10 +124,10 @@ def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) 
     pairwise Cohen kappa, and the history of each of those rater metrics."""
     with uow:
         project_id = project_id_for(uow, slug)
-        found = repo.find_rater(uow.session, project_id, rater)
+        found = uow.reads.find_rater(project_id, rater)
         if found is None:
             raise NotFound(f"project {slug!r} has no rater {rater!r}")
-        latest = snapshots.snapshot_at(uow.session, project_id, CUMULATIVE, None)
+        latest = uow.snapshots.snapshot_at(project_id, CUMULATIVE, None)
         result = latest["result"] if latest is not None else {}
         measures = dict(result.get("raters", {}).get(rater, {}))
         model = result.get("models", {}).get(rater)
@@ -142,8 +140,7 @@ def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) 
         kind = "model" if found["kind"] == "model" else "rater"
         for metric in RATER_METRICS + (MODEL_METRICS if kind == "model" else ()):
             subject_kind = "rater" if metric in RATER_METRICS else "model"
-            series[metric] = repo.downsampled_history(
-                uow.session, project_id, metric, subject_kind, rater,
+            series[metric] = uow.reads.downsampled_history(project_id, metric, subject_kind, rater,
                 [CUMULATIVE], None, None, max_points,
             )  # fmt: skip
     return {
@@ -164,13 +161,13 @@ def metrics_facts(uow: UnitOfWork) -> dict[str, Any]:
     """What GET /metrics exposes, read fresh at scrape time from the database."""
     with uow:
         facts: dict[str, Any] = {
-            "points": repo.latest_points(uow.session),
-            "recomputes": repo.recompute_facts(uow.session),
-            "labels": repo.label_counts(uow.session),
+            "points": uow.reads.latest_points(),
+            "recomputes": uow.reads.recompute_facts(),
+            "labels": uow.reads.label_counts(),
             "alerts": [],
             "outbox": {},
         }
-        for project in snapshots.list_projects(uow.session):
+        for project in sorted(uow.projects.all(), key=lambda p: p.id):
             for state in uow.alerts.list_states(project.id):
                 facts["alerts"].append({"slug": project.slug, **dataclasses.asdict(state)})
             facts["outbox"][project.slug] = uow.alert_log.outbox_counts(project.id)

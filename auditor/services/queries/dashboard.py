@@ -18,8 +18,7 @@ from typing import Any
 from auditor.services import NotFound
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
 from auditor.stats.catalogue import charts_for
-from auditor.storage import repeat_repository
-from auditor.storage import snapshot_repository as repo
+from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
 
@@ -69,9 +68,7 @@ def read_alerts(uow: UnitOfWork, slug: str, *, limit: int = 5000) -> AlertView:
     The timeline needs transitions, not every evaluation: from the evaluation log (newest
     ``limit`` rows) it keeps each lane's first row, which sets its initial state, and every
     row whose state changed."""
-    project_id = uow.alerts.project_id_of(slug)
-    if project_id is None:
-        raise NotFound(f"no project {slug!r}")
+    project_id = uow.require_project(slug).id
     if not uow.alerts.list_rules(project_id):
         return AlertView(
             False, "alerts not configured: this project has no alert rule (auditor alerts add)"
@@ -194,32 +191,25 @@ def _point(row: dict[str, Any]) -> Point:
 def _series(
     uow: UnitOfWork, project_id: int, metric: str, kind: str, subject: str, scope: str
 ) -> tuple[Point, ...]:
-    rows = repo.history(uow.session, project_id, metric, kind, subject, [scope])
+    rows = uow.snapshots.history(project_id, metric, kind, subject, [scope])
     return tuple(_point(r) for r in rows)
-
-
-def _project(uow: UnitOfWork, slug: str) -> repo.ProjectRow:
-    found = repo.find_project(uow.session, slug=slug)
-    if found is None:
-        raise NotFound(f"no project {slug!r}")
-    return found
 
 
 def _latest(uow: UnitOfWork, project_id: int, scope: str | None) -> dict[str, Any] | None:
     if scope is None:
         return None
-    found = repo.snapshot_at(uow.session, project_id, scope, None)
+    found = uow.snapshots.snapshot_at(project_id, scope, None)
     if found is None:
         return None
     result = {**found["result"], "snapshot": {k: v for k, v in found.items() if k != "result"}}
     if scope == CUMULATIVE:  # repeat coverage: points of the snapshot, not in its stats JSON
-        coverage = repeat_repository.coverage_points(uow.session, found["id"])
+        coverage = uow.repeats.coverage_points(found["id"])
         raters = result.get("raters", {})
         result["raters"] = {r: {**m, **coverage.get(r, {})} for r, m in raters.items()}
     return result
 
 
-def _card(uow: UnitOfWork, project: Any) -> ProjectCard:
+def _card(uow: UnitOfWork, project: ProjectRecord) -> ProjectCard:
     latest = _latest(uow, project.id, CUMULATIVE)
     measures = (latest or {}).get("measures", {})
     return ProjectCard(
@@ -229,21 +219,18 @@ def _card(uow: UnitOfWork, project: Any) -> ProjectCard:
         as_of=latest["snapshot"]["as_of"] if latest else None,
         kappa_s=measures.get("kappa_s"),
         rho=measures.get("rho"),
-        n_snapshots=sum(repo.count_snapshots(uow.session, project.id).values()),
+        n_snapshots=sum(uow.snapshots.count_snapshots(project.id).values()),
         alerts=read_alerts(uow, project.slug),
     )
 
 
 def projects_overview(uow: UnitOfWork) -> list[ProjectCard]:
     with uow:
-        return [_card(uow, project) for project in uow.projects.list()]
+        return [_card(uow, project) for project in uow.projects.all()]
 
 
-def _scopes(row: repo.ProjectRow) -> tuple[str, ...]:
-    settings = row.settings
-    if settings is None:
-        return (CUMULATIVE,)
-    return tuple(s.name for s in scopes_for(settings))
+def _scopes(project: ProjectRecord) -> tuple[str, ...]:
+    return tuple(s.name for s in scopes_for(project.settings))
 
 
 def _histories(
@@ -314,9 +301,8 @@ def _pairs(latest: dict[str, Any] | None) -> tuple[tuple[str, ...], tuple[PairCe
 
 def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
     with uow:
-        row = _project(uow, slug)
-        project = uow.projects.get(slug)
-        card = _card(uow, project)
+        row = uow.require_project(slug)
+        card = _card(uow, row)
         scopes = _scopes(row)
         window_scope = next((s for s in scopes if s != CUMULATIVE), None)
         latest = _latest(uow, row.id, CUMULATIVE)
@@ -346,8 +332,8 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
 
 def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
     with uow:
-        row = _project(uow, slug)
-        card = _card(uow, uow.projects.get(slug))
+        row = uow.require_project(slug)
+        card = _card(uow, row)
         scopes = _scopes(row)
         window_scope = next((s for s in scopes if s != CUMULATIVE), None)
         latest = _latest(uow, row.id, CUMULATIVE)

@@ -9,7 +9,6 @@ from typing import Any
 from auditor.services import Invalid, NotFound
 from auditor.snapshots.points import parse_subject
 from auditor.snapshots.scopes import CUMULATIVE, parse_scope
-from auditor.storage import snapshot_repository as repo
 from auditor.storage.unit_of_work import UnitOfWork
 
 # Metadata printed beside the `auditor stats --json` shape by `auditor snapshot`.
@@ -47,10 +46,7 @@ class HistoryPoint:
 
 def project_id_for(uow: UnitOfWork, slug: str) -> int:
     """The id of project ``slug``; ``NotFound`` when there is none."""
-    project = repo.find_project(uow.session, slug=slug)
-    if project is None:
-        raise NotFound(f"no project {slug!r}")
-    return project.id
+    return uow.require_project(slug).id
 
 
 def scope_name(scope: str) -> str:
@@ -82,11 +78,11 @@ def explain_empty_series(
     does report when the scope, metric or subject is one it never had (there is no such
     series: a well-formed question about something that does not exist); return quietly when
     they are known and the range was simply empty."""
-    known = repo.known_metrics(uow.session, project_id)
+    known = uow.snapshots.known_metrics(project_id)
     if not known:
         return  # no snapshot yet: an empty history is the honest answer
     if scope_names:
-        project = repo.find_project(uow.session, project_id=project_id)
+        project = uow.projects.by_id(project_id)
         settings = project.settings if project is not None else None
         computed = {CUMULATIVE} | {f"{d}d" for d in (settings.windows_days if settings else ())}
         unknown = [name for name in scope_names if name not in computed]
@@ -131,14 +127,12 @@ def metric_history(
         raise Invalid(f"since {since.isoformat()} is after until {until.isoformat()}")
     with uow:
         project_id = project_id_for(uow, slug)
-        rows = repo.history(
-            uow.session, project_id, metric, kind, subject_id, scope_names, since, until
+        rows = uow.snapshots.history(
+            project_id, metric, kind, subject_id, scope_names, since, until
         )
         other = reversed_pair(kind, subject_id)
         if not rows and other is not None:
-            rows = repo.history(
-                uow.session, project_id, metric, kind, other, scope_names, since, until
-            )
+            rows = uow.snapshots.history(project_id, metric, kind, other, scope_names, since, until)
         if not rows:
             explain_empty_series(uow, slug, project_id, metric, kind, subject_id, scope_names)
     return [HistoryPoint(**row) for row in rows]
@@ -152,7 +146,7 @@ def snapshot_view(
     name = scope_name(scope)
     with uow:
         project_id = project_id_for(uow, slug)
-        found = repo.snapshot_at(uow.session, project_id, name, at)
+        found = uow.snapshots.snapshot_at(project_id, name, at)
     if found is None:
         when = f" at or before {at.isoformat()}" if at is not None else ""
         raise NotFound(f"project {slug!r} has no {name} snapshot{when}")
@@ -166,4 +160,4 @@ def snapshot_view(
 
 def snapshot_counts(uow: UnitOfWork, slug: str) -> dict[str, int]:
     with uow:
-        return repo.count_snapshots(uow.session, project_id_for(uow, slug))
+        return uow.snapshots.count_snapshots(project_id_for(uow, slug))

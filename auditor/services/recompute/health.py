@@ -15,7 +15,6 @@ import threading
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
-from auditor.storage import health_repository as repo
 from auditor.storage.health_repository import FailureRow, HeartbeatRow
 
 __all__ = ["FailureRow", "HeartbeatRow", "SchedulerHealth", "SchedulerReport"]
@@ -51,9 +50,9 @@ def record_failure(
     now = now or datetime.now(UTC)
     try:
         with uow:
-            n = repo.consecutive_failures(uow.session, project_id) + 1
-            row = repo.record_failure(
-                uow.session, project_id, describe(error), now, backoff(n, scan_interval_seconds)
+            n = uow.health.consecutive_failures(project_id) + 1
+            row = uow.health.record_failure(
+                project_id, describe(error), now, backoff(n, scan_interval_seconds)
             )
             uow.commit()
     except Exception:
@@ -75,8 +74,8 @@ def record_failure(
 def failures(uow: UnitOfWork, project_id: int | None = None) -> list[FailureRow]:
     with uow:
         if project_id is None:
-            return repo.all_failures(uow.session)
-        row = repo.failure_of(uow.session, project_id)
+            return uow.health.all_failures()
+        row = uow.health.failure_of(project_id)
         return [row] if row else []
 
 
@@ -92,15 +91,14 @@ def beat(
     with ``prune_ttl``, expired idempotency records go in the same short transaction."""
     now = now or datetime.now(UTC)
     with uow:
-        repo.write_heartbeat(
-            uow.session,
+        uow.health.write_heartbeat(
             name,
             now,
             interval_seconds,
             None if error is None else describe(error),
             completed=error is None,
         )
-        pruned = 0 if prune_ttl is None else repo.prune_idempotency(uow.session, now - prune_ttl)
+        pruned = 0 if prune_ttl is None else uow.health.prune_idempotency(now - prune_ttl)
         uow.commit()
     if pruned:
         log.info("pruned %s expired idempotency records", pruned)
@@ -108,13 +106,13 @@ def beat(
 
 def read_beat(uow: UnitOfWork, name: str = BEAT) -> HeartbeatRow | None:
     with uow:
-        return repo.read_heartbeat(uow.session, name)
+        return uow.health.read_heartbeat(name)
 
 
 def prune_idempotency(uow: UnitOfWork, ttl: timedelta, now: datetime | None = None) -> int:
     """Delete idempotency records older than ``ttl``; returns how many."""
     with uow:
-        deleted = repo.prune_idempotency(uow.session, (now or datetime.now(UTC)) - ttl)
+        deleted = uow.health.prune_idempotency((now or datetime.now(UTC)) - ttl)
         uow.commit()
     if deleted:
         log.info("pruned %s expired idempotency records", deleted)
@@ -242,4 +240,4 @@ def distributed_report(
 def with_failing_projects(uow: UnitOfWork, report: SchedulerReport) -> SchedulerReport:
     """``report`` with the number of projects whose latest recompute failed."""
     with uow:
-        return replace(report, failing_projects=repo.count_failing(uow.session))
+        return replace(report, failing_projects=uow.health.count_failing())

@@ -26,6 +26,7 @@ from typing import Any
 
 import auditor
 from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings
+from auditor.errors import Failure
 from auditor.services import NotFound
 from auditor.services.alerts.evaluation import evaluate_snapshots
 from auditor.services.recompute import health as recompute_health
@@ -45,10 +46,9 @@ from auditor.snapshots.subset import subset_labels, window_mask
 from auditor.snapshots.written import WrittenSnapshot
 from auditor.stats import compute_measures
 from auditor.stats.export import measure_set_to_dict
-from auditor.storage import health_repository
 from auditor.storage import snapshot_repository as repo
 from auditor.storage.label_loader import load_project_labels
-from auditor.storage.snapshot_repository import Executor
+from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
@@ -56,12 +56,12 @@ log = logging.getLogger(__name__)
 TEST_DELAY_ENV = "AUDITOR_TEST_RECOMPUTE_DELAY"
 
 
-class RecomputeInterrupted(RuntimeError):
+class RecomputeInterrupted(Failure):
     """The database went away during a recompute (restart, terminated backend, dropped
     connection). Nothing was written; running the same recompute again is safe."""
 
 
-class RecomputeFailed(RuntimeError):
+class RecomputeFailed(Failure):
     """A recompute failed for a reason retrying at once would not fix. Nothing was written;
     the failure is recorded on the project (``recompute_health``), which the scan leaves
     alone for a growing backoff."""
@@ -98,14 +98,14 @@ def _last(head: repo.SnapshotHead | None) -> LastSnapshot | None:
 
 
 def _decisions(
-    db: Executor,
-    project: repo.ProjectRow,
+    uow: UnitOfWork,
+    project: ProjectRecord,
     facts: ProjectFacts,
     heads: dict[tuple[int, str], repo.SnapshotHead],
     tick: int,
     now: datetime,
 ) -> list[ScopeDecision]:
-    settings = project.settings or ProjectSettings()
+    settings = project.settings
     cumulative = _last(heads.get((project.id, CUMULATIVE)))
     new_labels = has_new_labels(cumulative, facts)
     decisions = []
@@ -114,7 +114,7 @@ def _decisions(
         moved = False
         if scope.is_window and last is not None and not new_labels and last.tick < tick:
             ranges = moved_ranges(last, window_at(scope, now))
-            moved = repo.labels_in_ranges(db, project.id, ranges)
+            moved = uow.snapshots.labels_in_ranges(project.id, ranges)
         decisions.append(decide(scope, last, tick, new_labels, moved, facts))
     return decisions
 
@@ -125,16 +125,15 @@ def scan_dirty_projects(uow: UnitOfWork, now: datetime | None = None) -> list[Di
     now = now or datetime.now(UTC)
     dirty = []
     with uow:
-        db = uow.session
-        facts = repo.label_facts(db)
-        heads = repo.latest_heads(db)
-        backing_off = health_repository.backing_off(db, datetime.now(UTC))
-        for project in repo.list_projects(db):
+        facts = uow.snapshots.label_facts()
+        heads = uow.snapshots.latest_heads()
+        backing_off = uow.health.backing_off(datetime.now(UTC))
+        for project in sorted(uow.projects.all(), key=lambda p: p.id):
             max_id, count = facts.get(project.id, (None, 0))
             if max_id is None or project.id in backing_off:
                 continue
-            tick = tick_for(now, project.interval_seconds)
-            decisions = _decisions(db, project, ProjectFacts(max_id, count), heads, tick, now)
+            tick = tick_for(now, project.settings.recompute_interval_seconds)
+            decisions = _decisions(uow, project, ProjectFacts(max_id, count), heads, tick, now)
             reasons = tuple(f"{d.scope.name}: {d.reason}" for d in decisions if d.dirty)
             if reasons:
                 dirty.append(DirtyProject(project.id, project.slug, tick, reasons))
@@ -230,15 +229,14 @@ def _recompute_locked(
     force: bool,
 ) -> RecomputeResult:
     with uow:
-        db = uow.session
-        project = repo.find_project(db, project_id=project_id)
+        project = uow.projects.by_id(project_id)
         if project is None:
             raise NotFound(f"no project with id {project_id}")
-        tick = tick_for(now, project.interval_seconds) if tick is None else tick
-        max_id, count = repo.label_facts(db, project_id).get(project_id, (None, 0))
+        tick = tick_for(now, project.settings.recompute_interval_seconds) if tick is None else tick
+        max_id, count = uow.snapshots.label_facts(project_id).get(project_id, (None, 0))
         facts = ProjectFacts(max_id, count)
-        heads = repo.latest_heads(db, project_id)
-        decisions = _decisions(db, project, facts, heads, tick, now)
+        heads = uow.snapshots.latest_heads(project_id)
+        decisions = _decisions(uow, project, facts, heads, tick, now)
     if force and max_id is not None:
         decisions = [
             dataclasses.replace(d, dirty=True, reason="forced")
@@ -261,7 +259,7 @@ def _recompute_locked(
     )
     del loaded
 
-    settings = project.settings or ProjectSettings()
+    settings = project.settings
     t1 = time.perf_counter()
     prepared = [
         _compute_scope(project_id, scope, tick, now, settings, source, load_seconds)
@@ -274,18 +272,17 @@ def _recompute_locked(
     written: list[WrittenSnapshot] = []
     lock.ensure_held()
     with uow:
-        db = uow.session
         for row, points, rendered in prepared:
             if row["scope"] == CUMULATIVE:  # repeat coverage is not cut by windows
                 points = [*points, *add_coverage(uow, project_id, rendered, now)]
-            snapshot_id = repo.insert_snapshot(db, row, points)
+            snapshot_id = uow.snapshots.insert_snapshot(row, points)
             if snapshot_id is not None:
                 written.append(
                     WrittenSnapshot(snapshot_id, row["scope"], tick, row["n_labels"], rendered)
                 )
         # Alert state and its notices commit together with the snapshots, or not at all.
         evaluate_snapshots(uow, project_id, written)
-        health_repository.clear_backoff(db, project_id)
+        uow.health.clear_backoff(project_id)
         uow.commit()
     write_seconds = time.perf_counter() - t2
     status = "written" if written else "conflict"
@@ -366,7 +363,4 @@ def recompute_due_projects(uow: UnitOfWork, now: datetime | None = None) -> list
 
 def find_project_id(uow: UnitOfWork, slug: str) -> int:
     with uow:
-        project = repo.find_project(uow.session, slug=slug)
-    if project is None:
-        raise NotFound(f"no project {slug!r}")
-    return project.id
+        return uow.require_project(slug).id

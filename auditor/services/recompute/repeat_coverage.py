@@ -33,10 +33,9 @@ def add_coverage(
 ) -> list[dict[str, Any]]:
     """The metric point rows of each human rater's coverage (``rendered``: the cumulative
     measure set, read for the rater's self-agreement and repeated items)."""
-    db = uow.session
-    settings, level = repo.project_repeat_settings(db, project_id)
-    counts = repo.coverage(db, project_id, to_micros(now))
-    ids = {name: rater_id for rater_id, name in repo.rater_names(db, project_id).items()}
+    settings, level = uow.repeats.project_repeat_settings(project_id)
+    counts = uow.repeats.coverage(project_id, to_micros(now))
+    ids = {name: rater_id for rater_id, name in uow.repeats.rater_names(project_id).items()}
     points = []
     for rater, measures in rendered.get("raters", {}).items():
         sa = measures.get("self_agreement") or {}

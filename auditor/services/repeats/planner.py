@@ -17,7 +17,6 @@ import numpy as np
 
 from auditor.domain import RepeatSettings
 from auditor.services import Invalid, NotFound
-from auditor.services.ingest.labels import find_project
 from auditor.stats import repeats as plan
 from auditor.stats.selfagreement import pairs_agreeing
 from auditor.storage import repeat_repository as repo
@@ -65,25 +64,24 @@ def plan_repeats(
         raise Invalid(f"request_id must have 1 to {REQUEST_ID_MAX} characters")
     at = to_micros(now or utc_now())
     with uow:
-        db = uow.session
-        project = find_project(uow, slug)
-        rater_id = repo.find_rater(db, project.id, rater)
+        project = uow.require_project(slug)
+        rater_id = uow.repeats.find_rater(project.id, rater)
         if rater_id is None:
             raise NotFound(f"no rater {rater!r} in project {slug!r}")
         if request_id is not None and limit > 0:
-            stored = repo.find_request(db, project.id, rater_id, request_id)
+            stored = uow.repeats.find_request(project.id, rater_id, request_id)
             if stored is not None:
                 return dict(stored)
-        repo.lock_rater(db, rater_id)
-        repo.expire(db, project.id, at)
-        settings = project.repeat_settings()
-        item, category, labeled_at = repo.rater_labels(db, project.id, rater_id)
+        uow.repeats.lock_rater(rater_id)
+        uow.repeats.expire(project.id, at)
+        settings = project.repeat_settings
+        item, category, labeled_at = uow.repeats.rater_labels(project.id, rater_id)
         # dense category indices for the stratification; ``category_ids`` maps them back
         category_ids, dense = np.unique(category, return_inverse=True)
         items = plan.rater_items(item, dense.reshape(-1), labeled_at)
         sa, have = _self_agreement(item, category)
-        needed = plan.needed_repeats(sa, have, settings.half_width, project.interval_level)
-        waiting = repo.open_items(db, project.id, rater_id, at)
+        needed = plan.needed_repeats(sa, have, settings.half_width, project.settings.interval_level)
+        waiting = uow.repeats.open_items(project.id, rater_id, at)
         room = plan.repeat_room(settings.share, items.item.shape[0], have, waiting.shape[0])
         picks: list[plan.Pick] = []
         if limit > 0 and room > 0:
@@ -105,7 +103,7 @@ def plan_repeats(
         if limit > 0:
             _record(uow, project.id, rater_id, items, picks, settings, at, request_id)
             if request_id is not None:
-                repo.store_request(db, project.id, rater_id, request_id, at, answer)
+                uow.repeats.store_request(project.id, rater_id, request_id, at, answer)
         uow.commit()
     return answer
 
@@ -120,7 +118,7 @@ def _answer(
     have: int,
     waiting: int,
 ) -> dict[str, Any]:
-    names = repo.item_names(uow.session, (p.item for p in picks))
+    names = uow.repeats.item_names(p.item for p in picks)
     categories = {c.id: c.name for c in uow.projects.categories(project_id)}
     position = {int(i): k for k, i in enumerate(items.item)}
     listed = []
@@ -157,8 +155,7 @@ def _record(
 ) -> None:
     position = {int(i): k for k, i in enumerate(items.item)}
     expires = at + round(timedelta(days=settings.open_days) / timedelta(microseconds=1))
-    repo.insert_planned(
-        uow.session,
+    uow.repeats.insert_planned(
         [
             {
                 "project_id": project_id,
@@ -193,13 +190,12 @@ def repeat_status(uow: UnitOfWork, slug: str, now: datetime | None = None) -> li
     and needs (from her current self-agreement)."""
     at = to_micros(now or utc_now())
     with uow:
-        project = find_project(uow, slug)
-        db = uow.session
-        facts = repo.self_agreement_by_rater(db, project.id)
-        counts = repo.coverage(db, project.id, at)
-        names = repo.rater_names(db, project.id)
-        settings = project.repeat_settings()
-        level = project.interval_level
+        project = uow.require_project(slug)
+        facts = uow.repeats.self_agreement_by_rater(project.id)
+        counts = uow.repeats.coverage(project.id, at)
+        names = uow.repeats.rater_names(project.id)
+        settings = project.repeat_settings
+        level = project.settings.interval_level
     out = []
     for rater_id, fact in sorted(facts.items(), key=lambda kv: names[kv[0]]):
         c = counts.get(rater_id, repo.Coverage())
@@ -229,13 +225,11 @@ def update_repeat_settings(uow: UnitOfWork, slug: str, **fields: Any) -> RepeatS
         if name not in known:
             raise Invalid(f"unknown repeat setting {name!r} (settings: {', '.join(known)})")
     with uow:
-        project = uow.projects.get(slug, for_update=True)
-        if project is None:
-            raise NotFound(f"no project {slug!r}")
+        project = uow.require_project(slug, for_update=True)
         try:
-            settings = dataclasses.replace(project.repeat_settings(), **fields)
+            settings = dataclasses.replace(project.repeat_settings, **fields)
         except (TypeError, ValueError) as error:
             raise Invalid(f"repeat settings: {error}") from None
-        project.apply_repeat_settings(settings)
+        uow.projects.save_repeat_settings(project.id, settings)
         uow.commit()
     return settings

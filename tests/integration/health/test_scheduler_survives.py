@@ -57,10 +57,8 @@ def overflow_in(monkeypatch: pytest.MonkeyPatch):
 
 
 def _snapshot_count(uow: UnitOfWork, project_id: int) -> int:
-    from auditor.storage.snapshot_repository import count_snapshots
-
     with uow:
-        return sum(count_snapshots(uow.session, project_id).values())
+        return sum(uow.snapshots.count_snapshots(project_id).values())
 
 
 def _wait(predicate, timeout: float, what: str) -> None:

@@ -23,7 +23,6 @@ from auditor.services.recompute.recompute import (
 from auditor.stats import compute_measures
 from auditor.stats.export import measure_set_to_dict
 from auditor.storage.label_loader import load_project_labels
-from auditor.storage.snapshot_repository import insert_snapshot
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 CATEGORIES = ["yes", "no", "maybe"]
@@ -201,7 +200,7 @@ def test_second_insert_of_the_same_slot_writes_nothing(uow, engine, project):
         "reason": None,
     }
     with uow:
-        assert insert_snapshot(uow.session, snapshot, [point]) is None
+        assert uow.snapshots.insert_snapshot(snapshot, [point]) is None
         uow.commit()
     assert _counts(engine) == before
 
