@@ -31,6 +31,7 @@ from auditor.storage.alert_records import (
     SnapshotRef,
     StateRecord,
 )
+from auditor.storage.db import affected
 from auditor.storage.models import Project, Rater
 from auditor.storage.snapshot_models import MetricPoint, Snapshot
 
@@ -60,7 +61,7 @@ def values_of(record: Any, *, without: Sequence[str] = ()) -> dict[str, Any]:
 
 def changed(result: Any) -> bool:
     """Whether an UPDATE or DELETE touched a row (its cursor's rowcount)."""
-    return bool(result.rowcount)
+    return affected(result) > 0
 
 
 def upsert(db: Session) -> Any:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from sqlalchemy import BigInteger, Integer, MetaData, Table, create_engine, event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import CursorResult, Engine, Result, make_url
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.pool import StaticPool
@@ -207,3 +207,9 @@ def is_lock_timeout(error: BaseException) -> bool:
     if "database is locked" in str(error.orig) or "database table is locked" in str(error.orig):
         return True
     return getattr(error.orig, "sqlstate", None) == "55P03"
+
+
+def affected(result: Result[Any]) -> int:
+    """Rows an UPDATE, DELETE or INSERT ... SELECT touched (the cursor's rowcount; the typed
+    Result of Session.execute does not declare it)."""
+    return cast("CursorResult[Any]", result).rowcount

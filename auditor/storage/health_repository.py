@@ -10,6 +10,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from auditor.storage.api_models import IdempotencyRecord
+from auditor.storage.db import affected
 from auditor.storage.health_models import RecomputeFailure, SchedulerHeartbeat
 from auditor.storage.models import Project
 
@@ -151,4 +152,4 @@ class HealthRepository:
         result = self.db.execute(
             delete(IdempotencyRecord).where(IdempotencyRecord.created_at < older_than)
         )
-        return int(result.rowcount or 0)
+        return affected(result)

@@ -14,7 +14,7 @@ from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session as OrmSession
 
 from auditor.storage import alert_models, api_models, snapshot_models  # noqa: F401 (metadata)
-from auditor.storage.db import Base
+from auditor.storage.db import Base, affected
 from auditor.storage.import_models import ImportRecord
 from auditor.storage.models import Label, Project
 
@@ -123,7 +123,7 @@ class ImportRepository:
         )
         if record.last_label_id is not None:
             statement = statement.where(Label.id <= record.last_label_id)
-        return int(self.db.execute(statement).rowcount or 0)
+        return affected(self.db.execute(statement))
 
     def revert(self, record: ImportRow, at: datetime) -> int:
         """Delete the import's labels and mark it reverted at ``at``; how many went."""
@@ -201,7 +201,7 @@ class ImportRepository:
                 fk = parents[0]
                 ids = select(fk.column).where(fk.column.table.c.project_id == project_id)
                 statement = delete(table).where(fk.parent.in_(ids))
-            count = int(self.db.execute(statement).rowcount or 0)
+            count = affected(self.db.execute(statement))
             if count:
                 deleted[table.name] = count
         self.db.execute(delete(Project).where(Project.id == project_id))

@@ -8,6 +8,7 @@ from sqlalchemy import bindparam, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from auditor.storage.db import affected
 from auditor.storage.models import Label, LabelStudioAnnotation
 
 _seen = LabelStudioAnnotation.__table__
@@ -58,4 +59,4 @@ class LabelStudioRepository:
             _labels.c.project_id == project_id,
             _labels.c.client_key.in_(bindparam("keys", expanding=True)),
         )
-        return self.db.execute(statement, {"keys": wanted}).rowcount
+        return affected(self.db.execute(statement, {"keys": wanted}))

@@ -14,6 +14,7 @@ from sqlalchemy import BigInteger, bindparam, func, insert, select, text, type_c
 from sqlalchemy.orm import Session
 
 from auditor.domain import RepeatSettings
+from auditor.storage.db import affected
 from auditor.storage.models import Item, Label, PlannedRepeat, Project, Rater, RepeatRequest
 from auditor.storage.snapshot_models import MetricPoint
 
@@ -147,7 +148,7 @@ class RepeatRepository:
             )
             .values(status="expired")
         )
-        return self.db.execute(statement).rowcount
+        return affected(self.db.execute(statement))
 
     def fulfil(self, project_id: int, after_label_id: int | None, now: int) -> int:
         """Mark fulfilled the open repeats met by labels with ids above ``after_label_id``."""
@@ -156,7 +157,7 @@ class RepeatRepository:
         if not self.db.execute(_ANY_OPEN, {"project_id": project_id}).scalar():
             return 0
         parameters = {"project_id": project_id, "after": after_label_id or 0, "now": now}
-        return self.db.execute(_FULFIL, parameters).rowcount
+        return affected(self.db.execute(_FULFIL, parameters))
 
     def open_items(self, project_id: int, rater_id: int, now: int) -> np.ndarray:
         statement = select(_repeats.c.item_id).where(

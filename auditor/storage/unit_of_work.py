@@ -61,6 +61,12 @@ class UnitOfWork:
         self.read_only = read_only
         self._active = False
 
+    @property
+    def root_engine(self) -> Engine:
+        """The engine behind this unit of work (a Connection's own engine when it is bound to
+        one), for the work that opens connections of its own: locks, columnar reads, claims."""
+        return self.engine if isinstance(self.engine, Engine) else self.engine.engine
+
     def __enter__(self) -> Self:
         if self._active:
             raise RuntimeError("this unit of work is already in use; nest services differently")

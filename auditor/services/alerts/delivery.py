@@ -125,7 +125,7 @@ def deliver_due(
     worker = worker or worker_name()
     policy = policy or RetryPolicy()
     report = DeliveryReport()
-    rows = claim_due(uow.engine, now, now + lease, worker, limit)
+    rows = claim_due(uow.root_engine, now, now + lease, worker, limit)
     if not rows:
         return report
     with uow:

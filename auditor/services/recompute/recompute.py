@@ -203,7 +203,7 @@ def recompute_project(
 def _recompute(
     uow: UnitOfWork, project_id: int, now: datetime, tick: int | None, force: bool
 ) -> RecomputeResult:
-    with repo.project_lock(uow.engine, project_id) as lock:
+    with repo.project_lock(uow.root_engine, project_id) as lock:
         if not lock.acquired:
             log.info("recompute skipped project=%s: another recompute holds the lock", project_id)
             return RecomputeResult(project_id, tick or -1, "locked")
@@ -249,7 +249,7 @@ def _recompute_locked(
         return RecomputeResult(project_id, tick, "not_dirty", tuple(decisions))
 
     t0 = time.perf_counter()
-    loaded = load_project_labels(uow.engine, project_id)
+    loaded = load_project_labels(uow.root_engine, project_id)
     load_seconds = time.perf_counter() - t0
     _test_delay()
     # The label ids are only needed for the watermark (taken at the load): dropping them

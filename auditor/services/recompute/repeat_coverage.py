@@ -36,7 +36,7 @@ def add_coverage(
     settings, level = uow.repeats.project_repeat_settings(project_id)
     counts = uow.repeats.coverage(project_id, to_micros(now))
     ids = {name: rater_id for rater_id, name in uow.repeats.rater_names(project_id).items()}
-    points = []
+    points: list[dict[str, Any]] = []
     for rater, measures in rendered.get("raters", {}).items():
         sa = measures.get("self_agreement") or {}
         value = sa.get("value")
