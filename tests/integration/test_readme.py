@@ -135,7 +135,41 @@ def test_explore_block_runs_as_printed_after_make_demo(checkout: Path) -> None:
             assert (change, f"demo:default:{rule}") in changes
     assert "more;" not in errors["auditor alerts history demo"]
     assert (checkout / "report.html").stat().st_size > 10_000
+    _check_r07_figures(shell)
     assert "Demo: lesion triage" in outputs["auditor serve"]
+
+
+def _values(history: str) -> list[float | None]:
+    """The values of ``auditor history``'s 7d lines, oldest first (None: undefined)."""
+    values: list[float | None] = []
+    for line in history.splitlines():
+        if " 7d " in line:
+            cell = line.split()[2]
+            values.append(float(cell) if cell[0].isdigit() or cell[0] == "-" else None)
+    return values
+
+
+def _check_r07_figures(shell: Shell) -> None:
+    """The README's story of r07's week: its reliability and rho figures are the demo's."""
+    told = re.search(
+        r"7-day reliability falls from ([\d.]+) \(end of day\s+12\) to a low of ([\d.]+).*?"
+        r"back at ([\d.]+) by day 24; the 7-day rho falls from ([\d.]+) to a\s+low of "
+        r"([\d.]+) and recovers to ([\d.]+)",
+        README,
+        re.S,
+    )
+    assert told, "README's r07 paragraph changed: update this check"
+    says = [float(x) for x in told.groups()]
+    flags = "--subject rater:r07 --scope 7d"
+    reliability = _values(shell.run(f"auditor history demo --metric reliability {flags}").stdout)
+    rho = _values(shell.run("auditor history demo --metric rho --scope 7d").stdout)
+    # Three snapshots a simulated day: the last of day 12 is the 36th.
+    actual = []
+    for series in (reliability, rho):
+        defined = [v for v in series if v is not None]
+        actual += [series[35], min(defined), defined[-1]]
+    for figure, value in zip(says, actual, strict=True):
+        assert value is not None and abs(figure - value) < 0.006, (says, actual)
 
 
 def test_own_data_block_runs_as_printed(checkout: Path) -> None:
