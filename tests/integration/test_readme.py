@@ -150,26 +150,32 @@ def _values(history: str) -> list[float | None]:
 
 
 def _check_r07_figures(shell: Shell) -> None:
-    """The README's story of r07's week: its reliability and rho figures are the demo's."""
+    """The README's story of r07's week holds for this run. Its figures depend on the hour
+    the demo starts (snapshots fall on the scheduler's six-hour UTC ticks), so the README
+    gives the low as a range over start hours and the rest as "about"."""
     told = re.search(
-        r"7-day reliability falls from ([\d.]+) \(end of day\s+12\) to a low of ([\d.]+).*?"
-        r"back at ([\d.]+) by day 24; the 7-day rho falls from ([\d.]+) to a\s+low of "
-        r"([\d.]+) and recovers to ([\d.]+)",
+        r"7-day reliability falls from about ([\d.]+) \(end of\s+day 12\) to a low between "
+        r"([\d.]+) and ([\d.]+) on day 17, 18 or 19 .*? back above ([\d.]+) by day 24; the "
+        r"7-day rho falls from about ([\d.]+) to a low\s+of about ([\d.]+) and recovers to "
+        r"about ([\d.]+)",
         README,
         re.S,
     )
     assert told, "README's r07 paragraph changed: update this check"
-    says = [float(x) for x in told.groups()]
+    r12, low, high, r24, rho12, rho_low, rho24 = (float(x) for x in told.groups())
     flags = "--subject rater:r07 --scope 7d"
     reliability = _values(shell.run(f"auditor history demo --metric reliability {flags}").stdout)
     rho = _values(shell.run("auditor history demo --metric rho --scope 7d").stdout)
-    # Three snapshots a simulated day: the last of day 12 is the 36th.
-    actual = []
-    for series in (reliability, rho):
-        defined = [v for v in series if v is not None]
-        actual += [series[35], min(defined), defined[-1]]
-    for figure, value in zip(says, actual, strict=True):
-        assert value is not None and abs(figure - value) < 0.006, (says, actual)
+    # Three snapshots a simulated day: the last of day 12 is the 36th; days 13-20 follow.
+    week = [v for v in reliability[36:60] if v is not None]
+    rho_week = [v for v in rho[36:60] if v is not None]
+    found = (reliability[35], min(week), reliability[-1], rho[35], min(rho_week), rho[-1])
+    assert found[0] is not None and abs(found[0] - r12) < 0.07, found
+    assert low - 0.005 <= found[1] <= high + 0.005, found
+    assert found[2] is not None and found[2] > r24, found
+    assert found[3] is not None and abs(found[3] - rho12) < 0.02, found
+    assert abs(found[4] - rho_low) < 0.03, found
+    assert found[5] is not None and abs(found[5] - rho24) < 0.02, found
 
 
 def test_own_data_block_runs_as_printed(checkout: Path) -> None:
