@@ -14,7 +14,6 @@ from auditor.services.queries.dashboard import project_detail
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 
-
 HTML_SUFFIXES = (".html", ".htm")
 
 
