@@ -125,7 +125,10 @@ def update_channel(
         if found is None or found.id is None:
             raise NotFound(f"project {project!r} has no channel {name!r}")
         kind = kind_named(found.kind)
-        config = kind.validate(name, {**found.config, **given}, allowed)
+        # Only the settings the kind takes are carried over: a key left in an old row is
+        # dropped rather than refused as a setting the user gave.
+        stored = {k: v for k, v in found.config.items() if k in kind.settings()}
+        config = kind.validate(name, {**stored, **given}, allowed)
         timeout = change.timeout_seconds
         if timeout is None:
             timeout = found.timeout_seconds
