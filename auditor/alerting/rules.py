@@ -98,11 +98,14 @@ class SubjectSelector:
         return subject.kind is self.kind and subject.ref == self.ref
 
 
-# The metric points a snapshot holds for each kind of subject (the metric catalogue): a rule
-# on any other name could never be judged, so it is refused when saved.
-METRICS_BY_SUBJECT: dict[str, tuple[str, ...]] = {
-    kind: names_for(kind) for kind in ("project", "rater", "model")
-}
+# The kinds of subject a snapshot holds metric points for; which metrics each has is the
+# metric catalogue's, read when a rule is checked: a rule on any other name could never be
+# judged, so it is refused when saved.
+RULE_SUBJECT_KINDS = ("project", "rater", "model")
+
+
+def metrics_by_subject() -> dict[str, tuple[str, ...]]:
+    return {kind: names_for(kind) for kind in RULE_SUBJECT_KINDS}
 
 
 @dataclass(frozen=True)
@@ -179,7 +182,7 @@ class Rule:
                 f"rule.metric must be a metric point name, got {self.metric!r}", field="metric"
             )
         kind = "rater" if self.subject.kind is SubjectKind.EVERY_RATER else self.subject.kind.value
-        known = METRICS_BY_SUBJECT.get(kind, ())
+        known = names_for(kind) if kind in RULE_SUBJECT_KINDS else ()
         if self.metric not in known:
             raise Invalid(
                 f"rule.metric {self.metric!r} is not reported for a {kind} subject; "

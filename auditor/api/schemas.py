@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictInt,
+    create_model,
+)
 
 from auditor.domain import time_out_of_range
 from auditor.ingestion.batch import ID_MAX, TIMESTAMP_MAX
 from auditor.ingestion.schemas import PROJECT_NAME_MAX, SLUG_PATTERN
 from auditor.ingestion.text import FORBIDDEN_CLASS, forbidden_character, nfc
+from auditor.stats.catalogue import Metric, metrics_for
 from auditor.storage.api_models import IDEMPOTENCY_KEY_MAX
 
 # StrictInt: in lax mode a too-long digit string would fail the str branch and then be read
@@ -254,21 +264,26 @@ class CohenRow(MeasureOut):
     n_items: int | None
 
 
-class RaterReport(BaseModel):
-    rater: str
-    kind: str
-    labels: int
-    snapshot_id: int | None
-    as_of: datetime | None
-    self_agreement: MeasureOut | None
-    self_kappa: MeasureOut | None
-    reliability: MeasureOut | None
-    random_choice: MeasureOut | None
-    s_vs_group: MeasureOut | None
-    n_repeated_items: int | None
-    model: dict[str, MeasureOut] | None
-    pairwise_cohen: list[CohenRow]
-    history: dict[str, list[HistoryPointOut]]
+def rater_report_model(metrics: Sequence[Metric]) -> type[BaseModel]:
+    """The rater report's model: one field per computed rater metric of the catalogue (each
+    documented in the OpenAPI schema by its description), so a metric added there is in the
+    response without an edit here."""
+    fields: dict[str, Any] = {
+        "rater": (str, ...),
+        "kind": (str, ...),
+        "labels": (int, ...),
+        "snapshot_id": (int | None, ...),
+        "as_of": (datetime | None, ...),
+        **{m.name: (MeasureOut | None, Field(description=m.description)) for m in metrics},
+        "n_repeated_items": (int | None, ...),
+        "model": (dict[str, MeasureOut] | None, ...),
+        "pairwise_cohen": (list[CohenRow], ...),
+        "history": (dict[str, list[HistoryPointOut]], ...),
+    }
+    return create_model("RaterReport", __module__=__name__, **fields)
+
+
+RaterReport = rater_report_model(metrics_for("rater", from_stats=True))
 
 
 IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1," + str(IDEMPOTENCY_KEY_MAX) + "}$"

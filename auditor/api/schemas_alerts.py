@@ -33,6 +33,8 @@ from auditor.domain import (
     RhoMode,
     RhoUnrated,
 )
+from auditor.errors import Invalid
+from auditor.notifiers.kinds import KINDS
 
 # The services' name rule (auditor.alerting.rules._NAME); metrics are stored in 64 characters.
 NAME_PATTERN = r"^[a-z][a-z0-9_.:-]{0,99}$"
@@ -151,59 +153,87 @@ class RuleList(BaseModel):
     rules: list[RuleOut]
 
 
-class _ChannelFields(BaseModel):
+ChannelConfig = Annotated[
+    dict[str, Any],
+    Field(
+        max_length=50,
+        description="the kind's settings, checked by its plugin (422 names the setting): "
+        "webhook: url (http(s); refused when its host resolves to a private, loopback or "
+        "link-local address outside the operator's AUDITOR_ALLOW_PRIVATE_TARGETS), secret "
+        "(absent: generated); email: email_host, email_port (25), email_from, email_to (a "
+        "list), starttls (false), username and password (together, with starttls); log: none. "
+        "See docs/alerts.md.",
+    ),
+]
+URL_PATTERN = r"^https?://[^\x00]*$"
+_LEGACY = "deprecated: the same setting in config"
+
+
+class ChannelIn(BaseModel):
+    """A channel: its kind (a plugin of ``auditor.notifiers.kinds``) and the kind's settings
+    in ``config``. The settings of the first kinds are also taken at the top level, as
+    before ``config`` existed (a setting given both ways must agree)."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: Name
+    kind: Annotated[str, Field(json_schema_extra={"enum": list(KINDS)})]
     timeout_seconds: Timeout = 10.0
-
-
-class WebhookChannelIn(_ChannelFields):
-    kind: Literal["webhook"]
-    url: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=2000,
-            pattern=r"^https?://[^\x00]*$",
-            description="http(s); refused when its host resolves to a private, loopback or "
-            "link-local address outside the operator's AUDITOR_ALLOW_PRIVATE_TARGETS",
-        ),
-    ]
-
-
-class EmailChannelIn(_ChannelFields):
-    kind: Literal["email"]
-    email_host: Annotated[str, Field(min_length=1, max_length=255)]
-    email_port: Port = 25
-    email_from: Annotated[str, Field(min_length=1, max_length=320)]
-    email_to: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=320)]],
-        Field(min_length=1, max_length=50),
-    ]
-    starttls: StrictBool = False
-    username: Annotated[str, Field(min_length=1, max_length=200)] | None = None
-    password: (
-        Annotated[str, Field(min_length=1, max_length=200, description="stored; never returned")]
+    config: ChannelConfig = {}
+    url: Annotated[str, Field(min_length=1, max_length=2000, pattern=URL_PATTERN)] | None = Field(
+        None, description=_LEGACY
+    )
+    email_host: Annotated[str, Field(min_length=1, max_length=255)] | None = Field(
+        None, description=_LEGACY
+    )
+    email_port: Port | None = Field(None, description=_LEGACY)
+    email_from: Annotated[str, Field(min_length=1, max_length=320)] | None = Field(
+        None, description=_LEGACY
+    )
+    email_to: (
+        Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=320)]],
+            Field(min_length=1, max_length=50),
+        ]
         | None
-    ) = None
+    ) = Field(None, description=_LEGACY)
+    starttls: StrictBool | None = Field(None, description=_LEGACY)
+    username: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        None, description=_LEGACY
+    )
+    password: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        None, description=_LEGACY + "; stored, never returned"
+    )
+
+    def settings(self) -> dict[str, Any]:
+        """``config`` with the top-level settings given; one given twice must agree."""
+        legacy = self.model_dump(
+            exclude={"name", "kind", "timeout_seconds", "config"}, exclude_none=True
+        )
+        for key, value in legacy.items():
+            if key in self.config and self.config[key] != value:
+                raise Invalid(f"{key} is given twice, differently (top level, config)", field=key)
+        return {**legacy, **self.config}
 
 
-class LogChannelIn(_ChannelFields):
-    kind: Literal["log"]
+class ChannelPatch(BaseModel):
+    """Settings to change; those absent (secrets included) keep their value."""
 
+    model_config = ConfigDict(extra="forbid")
 
-ChannelIn = Annotated[WebhookChannelIn | EmailChannelIn | LogChannelIn, Field(discriminator="kind")]
+    config: ChannelConfig = {}
+    timeout_seconds: Timeout | None = None
 
 
 class ChannelOut(BaseModel):
     name: str
     kind: str
-    url: str | None
-    email_host: str | None
-    email_port: int | None
-    email_from: str | None
-    email_to: list[str]
+    config: dict[str, Any] = Field(description="the kind's settings, without secrets")
+    url: str | None = Field(description=_LEGACY)
+    email_host: str | None = Field(description=_LEGACY)
+    email_port: int | None = Field(description=_LEGACY)
+    email_from: str | None = Field(description=_LEGACY)
+    email_to: list[str] = Field(description=_LEGACY)
     timeout_seconds: float
     created_at: datetime
 

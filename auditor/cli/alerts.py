@@ -10,7 +10,12 @@ from collections.abc import Callable
 
 import typer
 
-from auditor.cli._alert_channels import channel_add, channel_list, channel_remove
+from auditor.cli._alert_channels import (
+    channel_add,
+    channel_list,
+    channel_remove,
+    channel_update,
+)
 from auditor.cli._alert_format import (
     evaluation_line,
     human,
@@ -23,6 +28,7 @@ from auditor.cli._alert_format import (
 from auditor.cli._alert_silences import silence, silences, unsilence
 from auditor.cli._common import fail, parse_time, unit_of_work
 from auditor.errors import AuditorError
+from auditor.notifiers.kinds import KINDS
 from auditor.services.alerts.delivery import deliver_due
 from auditor.services.alerts.reads import (
     STATES,
@@ -42,7 +48,6 @@ from auditor.services.alerts.rules import (
 from auditor.stats.catalogue import alert_metric_help, worse_when_higher
 
 PROJECT = typer.Argument(..., help="Project slug.")
-ABOVE_HELP = f"value > X (metrics where higher is worse: {', '.join(worse_when_higher())})"
 
 
 def add(
@@ -266,8 +271,15 @@ def register(app: typer.Typer) -> None:
     )
     for name, command in commands:
         alerts.command(name)(command)
-    channel = typer.Typer(help="Where notices go: webhook, email, log.", no_args_is_help=True)
-    for name, command in (("add", channel_add), ("list", channel_list), ("remove", channel_remove)):
+    channel = typer.Typer(
+        help=f"Where notices go; kinds: {', '.join(KINDS)}.", no_args_is_help=True
+    )
+    for name, command in (
+        ("add", channel_add),
+        ("list", channel_list),
+        ("update", channel_update),
+        ("remove", channel_remove),
+    ):
         channel.command(name)(command)
     alerts.add_typer(channel, name="channel")
     app.add_typer(alerts, name="alerts")

@@ -13,6 +13,8 @@ from auditor.services.queries.dashboard import project_detail
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 
+HTML_SUFFIXES = (".html", ".htm")
+
 
 def register(app: typer.Typer) -> None:
     @app.command("report")
@@ -28,6 +30,14 @@ def register(app: typer.Typer) -> None:
         """Write a project's reliability report: HTML with inline charts, and/or PNG plots."""
         if out is None and png is None:
             fail("nothing to write: give --out FILE.html and/or --png DIR", code=2)
+        # --out writes HTML: a file named for another format would hold HTML under its name.
+        if out is not None and out.suffix and out.suffix.lower() not in HTML_SUFFIXES:
+            hint = " (PNG figures: --png DIR writes one .png per chart)"
+            fail(
+                f"--out writes HTML; {out} ends in {out.suffix!r}: name it .html"
+                + (hint if out.suffix.lower() == ".png" else ""),
+                code=2,
+            )
         engine = make_engine(get_settings().database_url)
         try:
             detail = project_detail(UnitOfWork(engine, read_only=True), project)

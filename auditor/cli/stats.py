@@ -40,7 +40,7 @@ from auditor.ingestion.arrays import read_with_dropped
 from auditor.ingestion.errors import IngestRejected
 from auditor.ingestion.readers import LabelFileReader
 from auditor.stats import Measure, MeasureSet, compute_measures
-from auditor.stats.export import RATER_STATS, measure_set_to_dict
+from auditor.stats.export import MODEL_STATS, RATER_STATS, measure_set_to_dict
 
 
 def rejection_message(path: Path, rejection: IngestRejected) -> str:
@@ -113,8 +113,11 @@ def render(ms: MeasureSet, dropped: int = 0) -> str:
             for r in ms.raters
         ]
     if ms.models:
-        lines += ["", f"{'model':<16}  S | kappa_VA"]
-        lines += [f"{m.rater:<16}  {_cell(m.s)} | {_cell(m.kappa_va)}" for m in ms.models]
+        lines += ["", f"{'model':<16}  " + " | ".join(MODEL_STATS)]
+        lines += [
+            f"{m.rater:<16}  " + " | ".join(_cell(getattr(m, name)) for name in MODEL_STATS)
+            for m in ms.models
+        ]
     if ms.pairwise_cohen:
         lines += ["", f"{'rater a':<16}{'rater b':<16}{'items':>8}  Cohen's kappa"]
         lines += [

@@ -30,7 +30,7 @@ from auditor.services.queries.dashboard import (
     RaterRow,
 )
 from auditor.snapshots.scopes import CUMULATIVE
-from auditor.stats.catalogue import METRICS
+from auditor.stats.catalogue import METRICS, bounds
 
 SCOPE_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
 
@@ -77,13 +77,13 @@ def has_thresholds(metric: str) -> bool:
 
 
 def value_bounds(metric: str) -> tuple[float, float]:
-    """The range a metric can take, for the chart's axis: coefficients reach down to -1
-    (worse than chance), shares stop at 0."""
-    return (-1.0, 1.0) if has_thresholds(metric) or metric in COEFFICIENTS else (0.0, 1.0)
-
-
-# Chance-corrected coefficients without Krippendorff's lines (not charted today).
-COEFFICIENTS = frozenset({"expected_agreement", "repeatability", "rater_effect"})
+    """The range a metric can take (the catalogue's low and high), which the chart's axis does
+    not pad past. An open end is infinite: the axis follows the data there. So agreement
+    coefficients (floor not fixed: -1 for two raters, -1/(K-1) for others) and the
+    repeatability split (repeatability in [0, K/(K-1)], K the project's categories) get an
+    axis fitted to their values rather than a fixed -1..1 that would squash them or, for
+    repeatability, cut off values above 1."""
+    return bounds(metric)
 
 
 def history_chart(history: MetricHistory, chart_id: str | None = None) -> str:

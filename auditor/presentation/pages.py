@@ -25,6 +25,7 @@ from auditor.presentation.figures import (
     timeline_end,
 )
 from auditor.services.queries.dashboard import ProjectDetail, RaterDetail
+from auditor.stats.catalogue import BY_NAME, headline, sparkline_metric, table_columns
 
 # The pages' stylesheet and script: served at /static by the dashboard; the stylesheet is
 # inlined into the standalone report.
@@ -74,6 +75,12 @@ class Renderer:
             sparklines=sparklines,
             heatmap=heatmap,
             timeline=timeline,
+            # The cards and table columns come from the metric catalogue, read per page.
+            headline=headline(),
+            rater_columns=table_columns("rater"),
+            model_columns=table_columns("model"),
+            rater_spark=BY_NAME[sparkline_metric("rater")],
+            model_spark=BY_NAME[sparkline_metric("model")],
             **standalone,
         )
 

@@ -11,7 +11,9 @@ Adding a per-rater metric: compute it in ``auditor.stats`` (it then reaches the 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 LANDIS_KOCH = "Landis-Koch"
 KRIPPENDORFF = "Krippendorff"
@@ -34,6 +36,13 @@ class Metric:
     title : the chart's title.
     from_stats : computed by ``auditor.stats`` (the ``auditor stats --json`` sections); False
         for what the recompute adds (repeat coverage).
+    label : its short name on the dashboard (cards, table columns) and in the CLI's tables;
+        empty: ``name``.
+    headline : its position among the project page's headline cards; None: no card.
+    table : a computed per-rater or per-model metric is a column of the dashboard's rater or
+        model table unless False.
+    needs_repeats : undefined for a rater without repeated presentations (the rater table
+        explains that once across these columns).
     """
 
     name: str
@@ -47,6 +56,14 @@ class Metric:
     chart: int | None = None
     title: str = ""
     from_stats: bool = True
+    label: str = ""
+    headline: int | None = None
+    table: bool = True
+    needs_repeats: bool = False
+
+    @property
+    def short(self) -> str:
+        return self.label or self.name
 
 
 def _agreement(
@@ -56,10 +73,12 @@ def _agreement(
     band: str,
     chart: int | None = None,
     title: str = "",
+    **extra: Any,
 ) -> Metric:
-    """A chance-corrected agreement coefficient: at most 1, 0 at chance."""
+    """A chance-corrected agreement coefficient: at most 1, 0 at chance; its floor depends on
+    the data (-1 for two raters, -1/(K-1) for some), so it is not fixed (None)."""
     return Metric(
-        name, subjects, description, None, 1.0, True, band, True, chart, title, from_stats=True
+        name, subjects, description, None, 1.0, True, band, True, chart, title, True, **extra
     )
 
 
@@ -82,6 +101,8 @@ METRICS: tuple[Metric, ...] = (
         LANDIS_KOCH,
         chart=1,
         title="kappa_S (fixed group)",
+        label="kappa_S",
+        headline=1,
     ),
     _agreement(
         "fleiss_kappa",
@@ -90,6 +111,8 @@ METRICS: tuple[Metric, ...] = (
         LANDIS_KOCH,
         chart=3,
         title="Fleiss' kappa",
+        label="Fleiss' kappa",
+        headline=3,
     ),
     _agreement(
         "krippendorff_alpha",
@@ -98,6 +121,8 @@ METRICS: tuple[Metric, ...] = (
         KRIPPENDORFF,
         chart=4,
         title="Krippendorff's alpha",
+        label="Krippendorff's alpha",
+        headline=4,
     ),
     _agreement(
         "rho",
@@ -106,8 +131,16 @@ METRICS: tuple[Metric, ...] = (
         KRIPPENDORFF,
         chart=2,
         title="rho (reliability-weighted agreement)",
+        label="rho (reliability-weighted agreement)",
+        headline=2,
     ),
-    Metric("mean_self_agreement", ("project",), "mean of the raters' self-agreement"),
+    Metric(
+        "mean_self_agreement",
+        ("project",),
+        "mean of the raters' self-agreement",
+        label="mean self-agreement",
+        headline=5,
+    ),
     Metric(
         "expected_agreement",
         ("project",),
@@ -118,7 +151,7 @@ METRICS: tuple[Metric, ...] = (
     Metric(
         "repeatability",
         ("project",),
-        "within-rater part of disagreement (needs repeats)",
+        "within-rater part of disagreement, up to K/(K-1) for K categories (needs repeats)",
         high=None,
         higher_is_better=False,
     ),
@@ -137,12 +170,18 @@ METRICS: tuple[Metric, ...] = (
         "share of agreeing pairs of looks at a repeated item",
         chart=1,
         title="Self-agreement (repeated presentations)",
+        label="Self-agreement",
+        needs_repeats=True,
     ),
     _agreement(
         "self_kappa",
         ("rater",),
         "self-agreement corrected for chance, (SA - s)/(1 - s)",
         LANDIS_KOCH,
+        label="Self-kappa",
+        # Not a column: reliability, its square root (clipped at 0), is the reading shown.
+        table=False,
+        needs_repeats=True,
     ),
     Metric(
         "reliability",
@@ -150,6 +189,8 @@ METRICS: tuple[Metric, ...] = (
         "Y, the chance of a genuine answer rather than a random choice",
         chart=2,
         title="Reliability (chance of a genuine answer)",
+        label="Reliability",
+        needs_repeats=True,
     ),
     Metric(
         "random_choice",
@@ -158,6 +199,8 @@ METRICS: tuple[Metric, ...] = (
         higher_is_better=False,
         chart=3,
         title="Random-choice share",
+        label="Random-choice share",
+        needs_repeats=True,
     ),
     _agreement(
         "s_vs_group",
@@ -166,6 +209,7 @@ METRICS: tuple[Metric, ...] = (
         LANDIS_KOCH,
         chart=4,
         title="S against the group",
+        label="S against the group",
     ),
     # Repeat coverage, per human rater in the cumulative snapshot (docs/repeats.md).
     Metric(
@@ -188,6 +232,7 @@ METRICS: tuple[Metric, ...] = (
         LANDIS_KOCH,
         chart=1,
         title="S against the human group",
+        label="S against the humans",
     ),
     _agreement(
         "kappa_va",
@@ -196,6 +241,7 @@ METRICS: tuple[Metric, ...] = (
         LANDIS_KOCH,
         chart=2,
         title="kappa_VA against the human group",
+        label="kappa_VA",
     ),
     # Per pair of human raters.
     _agreement(
@@ -226,6 +272,34 @@ def charts_for(subject: str) -> tuple[tuple[str, str], ...]:
     """(name, title) of the subject's dashboard charts, in page order."""
     charted = [m for m in metrics_for(subject) if m.chart is not None]
     return tuple((m.name, m.title) for m in sorted(charted, key=lambda m: m.chart or 0))
+
+
+def headline() -> tuple[Metric, ...]:
+    """The project page's headline cards, in page order."""
+    shown = [m for m in metrics_for("project") if m.headline is not None]
+    return tuple(sorted(shown, key=lambda m: m.headline or 0))
+
+
+def table_columns(subject: str) -> tuple[Metric, ...]:
+    """The computed metrics of a rater or model shown as columns of its dashboard table (and
+    the CLI's), in catalogue order."""
+    return tuple(m for m in metrics_for(subject, from_stats=True) if m.table)
+
+
+def sparkline_metric(subject: str) -> str:
+    """The metric a rater's or model's sparkline follows: its first chart."""
+    return charts_for(subject)[0][0]
+
+
+def bounds(metric: str) -> tuple[float, float]:
+    """The range a metric can take, as numbers: an open end (None) is infinite. An unknown
+    name is taken as a share, [0, 1]."""
+    found = next((m for m in METRICS if m.name == metric), None)
+    if found is None:
+        return 0.0, 1.0
+    low = -math.inf if found.low is None else found.low
+    high = math.inf if found.high is None else found.high
+    return low, high
 
 
 def worse_when_higher() -> tuple[str, ...]:

@@ -144,6 +144,15 @@ class AlertRepository:
         query = select(_channels).where(_channels.c.project_id == project_id)
         return records(ChannelRecord, self.db.execute(query.order_by(_channels.c.name)))
 
+    def update_channel(self, channel: ChannelRecord) -> None:
+        """Store a channel's config and timeout (its id, name and kind stay)."""
+        statement = (
+            update(_channels)
+            .where(_channels.c.id == channel.id)
+            .values(config=channel.config, timeout_seconds=channel.timeout_seconds)
+        )
+        self.db.execute(statement)
+
     def channels_by_id(self, ids: Iterable[int]) -> dict[int, ChannelRecord]:
         query = select(_channels).where(_channels.c.id.in_(sorted(set(ids))))
         return {c.id: c for c in records(ChannelRecord, self.db.execute(query)) if c.id}

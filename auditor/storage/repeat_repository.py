@@ -14,19 +14,14 @@ from sqlalchemy import BigInteger, bindparam, func, insert, select, text, type_c
 from sqlalchemy.orm import Session
 
 from auditor.domain import RepeatSettings
+from auditor.stats.catalogue import names_for
 from auditor.storage.db import affected
 from auditor.storage.models import Item, Label, PlannedRepeat, Project, Rater, RepeatRequest
 from auditor.storage.snapshot_models import MetricPoint
 
 _repeats = PlannedRepeat.__table__
-COVERAGE_METRICS = (
-    "repeats_planned",
-    "repeats_fulfilled",
-    "repeats_expired",
-    "repeats_outstanding",
-    "repeats_needed",
-    "repeat_coverage",
-)
+# The per-rater metrics the recompute adds (not computed by auditor.stats): repeat coverage.
+COVERAGE_METRICS = names_for("rater", from_stats=False)
 _labels = Label.__table__
 
 # A new label of a rater on an item she has an open (unexpired) repeat of fulfils it. One

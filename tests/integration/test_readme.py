@@ -135,7 +135,47 @@ def test_explore_block_runs_as_printed_after_make_demo(checkout: Path) -> None:
             assert (change, f"demo:default:{rule}") in changes
     assert "more;" not in errors["auditor alerts history demo"]
     assert (checkout / "report.html").stat().st_size > 10_000
+    _check_r07_figures(shell)
     assert "Demo: lesion triage" in outputs["auditor serve"]
+
+
+def _values(history: str) -> list[float | None]:
+    """The values of ``auditor history``'s 7d lines, oldest first (None: undefined)."""
+    values: list[float | None] = []
+    for line in history.splitlines():
+        if " 7d " in line:
+            cell = line.split()[2]
+            values.append(float(cell) if cell[0].isdigit() or cell[0] == "-" else None)
+    return values
+
+
+def _check_r07_figures(shell: Shell) -> None:
+    """The README's story of r07's week holds for this run. Its figures depend on the hour
+    the demo starts (snapshots fall on the scheduler's six-hour UTC ticks), so the README
+    gives the low as its range over the 24 start hours and the rest as "about" (the
+    tolerances below cover every start hour, measured with --ends-at 00:00 ... 23:00)."""
+    story = (
+        r"7-day reliability falls from about ([\d.]+) \(end of day 12\) to a low between "
+        r"([\d.]+) and ([\d.]+) on day 17, 18 or 19 .*? back above ([\d.]+) by day 24; the "
+        r"7-day rho falls from about ([\d.]+) to a low of about ([\d.]+) and recovers to "
+        r"about ([\d.]+)"
+    )
+    told = re.search(story.replace(" ", r"\s+"), README, re.S)  # any line break for a space
+    assert told, "README's r07 paragraph changed: update this check"
+    r12, low, high, r24, rho12, rho_low, rho24 = (float(x) for x in told.groups())
+    flags = "--subject rater:r07 --scope 7d"
+    reliability = _values(shell.run(f"auditor history demo --metric reliability {flags}").stdout)
+    rho = _values(shell.run("auditor history demo --metric rho --scope 7d").stdout)
+    # Three snapshots a simulated day: the last of day 12 is the 36th; days 13-20 follow.
+    week = [v for v in reliability[36:60] if v is not None]
+    rho_week = [v for v in rho[36:60] if v is not None]
+    found = (reliability[35], min(week), reliability[-1], rho[35], min(rho_week), rho[-1])
+    assert found[0] is not None and abs(found[0] - r12) < 0.07, found
+    assert low - 0.005 <= found[1] <= high + 0.005, found
+    assert found[2] is not None and found[2] > r24, found
+    assert found[3] is not None and abs(found[3] - rho12) < 0.02, found
+    assert abs(found[4] - rho_low) < 0.03, found
+    assert found[5] is not None and abs(found[5] - rho24) < 0.02, found
 
 
 def test_own_data_block_runs_as_printed(checkout: Path) -> None:

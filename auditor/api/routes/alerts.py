@@ -22,6 +22,7 @@ from auditor.api.schemas_alerts import (
     ChannelIn,
     ChannelList,
     ChannelOut,
+    ChannelPatch,
     DefaultRulesIn,
     DropRuleIn,
     EvaluationList,
@@ -170,12 +171,13 @@ def disable_rule(slug: Slug, rule: RuleRef, uow: WriteUow, _: Admin) -> RuleOut:
 
 
 def channel_out(view: channels.ChannelView) -> ChannelOut:
-    # The response keeps one field per setting of the kinds shipped (clients read them);
-    # a setting a kind does not have is null.
+    # ``config`` is the kind's description of its settings (no secret); the top-level
+    # fields of the first kinds stay for clients that read them (null where not the kind's).
     settings = view.settings
     return ChannelOut(
         name=view.name,
         kind=view.kind,
+        config=settings,
         url=settings.get("url"),
         email_host=settings.get("email_host"),
         email_port=settings.get("email_port"),
@@ -198,16 +200,34 @@ def list_channels(slug: Slug, uow: ReadUow, _: Reader) -> ChannelList:
 def create_channel(
     request: Request, slug: Slug, body: Annotated[ChannelIn, Body()], uow: WriteUow, _: Admin
 ) -> ChannelCreated:
-    """Add a channel (admin). A webhook gets a generated signing secret, returned in this
-    response only. A webhook ``url`` or an ``email_host`` that resolves to a private, loopback
-    or link-local address is refused (422 naming the field) unless the operator allows that
-    network for the deployment (``AUDITOR_ALLOW_PRIVATE_TARGETS``)."""
-    # The body's fields besides name, kind and timeout are the kind's settings.
-    config = body.model_dump(exclude={"name", "kind", "timeout_seconds"})
-    spec = channels.ChannelSpec(body.name, body.kind, config, body.timeout_seconds)
+    """Add a channel (admin): ``kind`` and the kind's settings in ``config``, checked by the
+    kind's plugin (422 names the setting). A webhook gets a generated signing secret unless
+    given one, returned in this response only. A webhook ``url`` or an ``email_host`` that
+    resolves to a private, loopback or link-local address is refused (422 naming the field)
+    unless the operator allows that network for the deployment
+    (``AUDITOR_ALLOW_PRIVATE_TARGETS``)."""
+    spec = channels.ChannelSpec(body.name, body.kind, body.settings(), body.timeout_seconds)
     allowed = request.app.state.settings.private_target_networks
     view, secret = channels.add_channel(uow, slug, spec, allowed)
     return ChannelCreated(**channel_out(view).model_dump(), secret=secret)
+
+
+@router.patch("/{slug}/alerts/channels/{channel}", response_model=ChannelOut)
+def update_channel(
+    request: Request,
+    slug: Slug,
+    channel: ChannelName,
+    body: Annotated[ChannelPatch, Body()],
+    uow: WriteUow,
+    _: Admin,
+) -> ChannelOut:
+    """Change a channel's settings (admin): those in ``config`` replace the stored ones, the
+    others (a webhook secret, an SMTP password) stay; the result is checked again by the
+    kind's plugin (422 names the setting). Rules sending to the channel keep it: this is how
+    a secret or password is rotated."""
+    change = channels.ChannelChange(body.config, body.timeout_seconds)
+    allowed = request.app.state.settings.private_target_networks
+    return channel_out(channels.update_channel(uow, slug, channel, change, allowed))
 
 
 @router.delete(

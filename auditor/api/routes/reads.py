@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BaseModel
 
 from auditor.api.deps import OPAQUE_MAX, Ids, Reader, ReadUow, Slug
 from auditor.api.schemas import (
@@ -52,7 +52,7 @@ def rater_report(
     who: Reader,
     ids: Ids,
     points: Annotated[int, Query(ge=1, le=5000)] = 200,
-) -> RaterReport:
+) -> BaseModel:
     """Self-agreement, random-choice share, S against the group (models: S and kappa_VA), the
     rater's row of pairwise Cohen kappa, all from the latest cumulative snapshot, and the
     cumulative history of each (at most ``points`` per metric)."""

@@ -1,10 +1,13 @@
 """Alert channel kinds as plugins: each kind is one module implementing ``ChannelKind``.
 
 A kind validates the settings a person gives (``validate``: raw mapping -> its typed config,
-or ``Invalid`` naming the field) and delivers one notice with a stored config (``deliver``).
-The config is a frozen dataclass stored as JSON in ``alert_channels.config``; fields whose
-metadata says ``secret`` are never shown (``public_config``) and, when the kind generated
-them, returned once at creation.
+or ``Invalid`` naming the field; types are checked, not converted), describes a config without
+its secrets (``describe``: what the API and CLI show), reads a setting typed as text
+(``from_text``: the CLI's ``--set key=value``) and delivers one notice with a stored config
+(``deliver``). The config is a frozen dataclass stored as JSON in ``alert_channels.config``;
+fields whose metadata says ``secret`` are never shown and, when the kind generated them,
+returned once at creation. ``DescribedKind`` (``base``) gives ``describe``, ``settings`` and
+``from_text`` from the dataclass.
 
 Adding a kind: write ``auditor/notifiers/kinds/<kind>.py`` with a config dataclass and a
 ``KIND`` object, and add one line to ``KINDS`` below. No migration (see docs/alerts.md).
@@ -31,6 +34,18 @@ class ChannelKind(Protocol):
     def validate(self, channel: str, raw: Mapping[str, Any], allowed: Sequence[Network]) -> Any:
         """The typed config of ``raw`` (None values count as absent); raises ``Invalid``
         with ``field`` set to the setting at fault."""
+        ...
+
+    def describe(self, config: Any) -> dict[str, Any]:
+        """The settings of ``config`` people may see: no secret."""
+        ...
+
+    def settings(self) -> tuple[str, ...]:
+        """The names of the settings the kind takes."""
+        ...
+
+    def from_text(self, key: str, value: str) -> Any:
+        """A setting typed as text as ``validate`` takes it (raises ``Invalid``)."""
         ...
 
     def deliver(
@@ -84,10 +99,9 @@ def load_config(kind: str, stored: Mapping[str, Any]) -> Any:
     return config_type(**values)
 
 
-def public_config(config: Any) -> dict[str, Any]:
-    """The config as people see it: without secrets."""
-    hidden = secret_fields(config)
-    return {k: v for k, v in dump_config(config).items() if k not in hidden}
+def public_config(kind: str, config: Any) -> dict[str, Any]:
+    """The config as people see it: the kind's description, without secrets."""
+    return kind_named(kind).describe(config)
 
 
 __all__ = [

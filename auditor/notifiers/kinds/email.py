@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from auditor.errors import Invalid
-from auditor.notifiers.kinds.base import check_keys, given
+from auditor.notifiers.kinds.base import (
+    DescribedKind,
+    check_keys,
+    flag,
+    given,
+    integer,
+    text,
+    text_list,
+)
 from auditor.notifiers.payload import Notification
 from auditor.notifiers.results import SendResult
 from auditor.notifiers.smtp import EmailChannel
@@ -28,7 +36,7 @@ class EmailConfig:
     password: str | None = field(default=None, repr=False, metadata={"secret": True})
 
 
-class EmailKind:
+class EmailKind(DescribedKind):
     name = "email"
     config_type = EmailConfig
 
@@ -37,30 +45,38 @@ class EmailKind:
     ) -> EmailConfig:
         raw = given(raw)
         check_keys(channel, self.name, raw, _KEYS)
-        config = EmailConfig(
-            email_host=raw.get("email_host") or "",
-            email_port=int(raw.get("email_port") or DEFAULT_PORT),
-            email_from=raw.get("email_from") or "",
-            email_to=tuple(raw.get("email_to") or ()),
-            starttls=bool(raw.get("starttls", False)),
-            username=raw.get("username"),
-            password=raw.get("password"),
-        )
         where = f"email channel {channel!r}"
+        host = text(raw, "email_host", where, max_length=255)
+        sender = text(raw, "email_from", where, max_length=320)
+        port = integer(raw, "email_port", where, DEFAULT_PORT)
+        config = EmailConfig(
+            email_host=host or "",
+            email_port=port,
+            email_from=sender or "",
+            email_to=text_list(raw, "email_to", where),
+            starttls=flag(raw, "starttls", where, False),
+            username=text(raw, "username", where, max_length=200),
+            password=text(raw, "password", where, max_length=200),
+        )
+        if host is None:
+            raise Invalid(f"{where} needs email_host (the SMTP server)", field="email_host")
+        if sender is None:
+            raise Invalid(f"{where} needs email_from (the sender address)", field="email_from")
         if not config.email_to:
-            raise Invalid(f"{where}: recipients must not be empty", field="email_to")
+            raise Invalid(f"{where} needs email_to (one recipient or more)", field="email_to")
         if not 0 < config.email_port < 65536:
-            raise Invalid(f"{where}: port out of range: {config.email_port}", field="email_port")
+            raise Invalid(
+                f"{where}: email_port must be 1 to 65535, got {config.email_port}",
+                field="email_port",
+            )
         if (config.username is None) != (config.password is None):
-            raise Invalid(f"{where}: username and password go together", field="password")
+            missing = "password" if config.password is None else "username"
+            raise Invalid(f"{where}: username and password go together", field=missing)
         if config.username is not None and not config.starttls:
             raise Invalid(
                 f"{where}: login needs starttls (the password would be sent in clear text)",
                 field="starttls",
             )
-        if not config.email_host or not config.email_from:
-            field_name = "email_host" if not config.email_host else "email_from"
-            raise Invalid(f"{where} needs a host and a from address", field=field_name)
         try:
             check_host(config.email_host, config.email_port, allowed)
         except TargetRefused as refused:

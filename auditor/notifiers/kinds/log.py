@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from auditor.notifiers.kinds.base import check_keys, given
+from auditor.notifiers.kinds.base import DescribedKind, check_keys, given
 from auditor.notifiers.logchannel import LogChannel
 from auditor.notifiers.payload import Notification
 from auditor.notifiers.results import SendResult
@@ -18,7 +18,7 @@ class LogConfig:
     """No settings: the record goes to the ``auditor.alerts`` logger."""
 
 
-class LogKind:
+class LogKind(DescribedKind):
     name = "log"
     config_type = LogConfig
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from auditor.errors import Invalid
-from auditor.notifiers.kinds.base import check_keys, given
+from auditor.notifiers.kinds.base import DescribedKind, check_keys, given, text
 from auditor.notifiers.payload import Notification
 from auditor.notifiers.results import SendResult
 from auditor.notifiers.signing import MIN_SECRET_BYTES
@@ -23,7 +23,7 @@ class WebhookConfig:
     secret: str = field(repr=False, metadata={"secret": True})
 
 
-class WebhookKind:
+class WebhookKind(DescribedKind):
     name = "webhook"
     config_type = WebhookConfig
 
@@ -32,17 +32,18 @@ class WebhookKind:
     ) -> WebhookConfig:
         raw = given(raw)
         check_keys(channel, self.name, raw, ("url", "secret"))
-        url = raw.get("url")
-        if not url:
-            raise Invalid("a webhook channel needs --url", field="url")
+        where = f"webhook channel {channel!r}"
+        url = text(raw, "url", where)
+        if url is None:
+            raise Invalid(f"{where} needs url (where to POST)", field="url")
         try:
             validate_target(url, allowed)
         except TargetRefused as refused:
             raise Invalid(str(refused), field="url") from None
-        secret = raw.get("secret") or secrets.token_urlsafe(32)
+        secret = text(raw, "secret", where, max_length=1000) or secrets.token_urlsafe(32)
         if len(secret.encode()) < MIN_SECRET_BYTES:
             raise Invalid(
-                f"webhook secret must be at least {MIN_SECRET_BYTES} bytes", field="secret"
+                f"{where}: secret must be at least {MIN_SECRET_BYTES} bytes", field="secret"
             )
         return WebhookConfig(url, secret)
 

@@ -23,9 +23,6 @@ from auditor.snapshots.scopes import CUMULATIVE
 from auditor.stats.catalogue import names_for
 from auditor.storage.unit_of_work import UnitOfWork
 
-RATER_METRICS = names_for("rater", from_stats=True)
-MODEL_METRICS = names_for("model", from_stats=True)
-
 
 def list_raters(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[dict]:
     with uow:
@@ -118,10 +115,21 @@ def history(
         return rows
 
 
+def rater_measures(measures: dict[str, Any]) -> dict[str, Any]:
+    """A rater's measure of every computed rater metric of the catalogue (None: not in the
+    snapshot)."""
+    return {name: measures.get(name) for name in names_for("rater", from_stats=True)}
+
+
 def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) -> dict[str, Any]:
     """What the latest cumulative snapshot says about one rater: self-agreement,
     random-choice share, S against the group (models: S and kappa_VA), the rater's row of
-    pairwise Cohen kappa, and the history of each of those rater metrics."""
+    pairwise Cohen kappa, and the history of each of those rater metrics.
+
+    The rater metrics are the metric catalogue's computed ones, read per call: one more in
+    the catalogue is one more key here (and in the API's ``RaterReport``)."""
+    rater_metrics = names_for("rater", from_stats=True)
+    model_metrics = names_for("model", from_stats=True)
     with uow:
         project_id = project_id_for(uow, slug)
         found = uow.reads.find_rater(project_id, rater)
@@ -138,8 +146,8 @@ def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) 
                 cohen.append({"rater": other, "n_items": pair["n_items"], **pair["kappa"]})
         series: dict[str, list[dict[str, Any]]] = {}
         kind = "model" if found["kind"] == "model" else "rater"
-        for metric in RATER_METRICS + (MODEL_METRICS if kind == "model" else ()):
-            subject_kind = "rater" if metric in RATER_METRICS else "model"
+        for metric in rater_metrics + (model_metrics if kind == "model" else ()):
+            subject_kind = "rater" if metric in rater_metrics else "model"
             series[metric] = uow.reads.downsampled_history(project_id, metric, subject_kind, rater,
                 [CUMULATIVE], None, None, max_points,
             )  # fmt: skip
@@ -149,7 +157,7 @@ def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) 
         "labels": found["labels"],
         "snapshot_id": latest["id"] if latest is not None else None,
         "as_of": latest["as_of"] if latest is not None else None,
-        **{name: measures.get(name) for name in RATER_METRICS},
+        **rater_measures(measures),
         "n_repeated_items": measures.get("n_repeated_items"),
         "model": model,
         "pairwise_cohen": sorted(cohen, key=lambda row: str(row["rater"])),

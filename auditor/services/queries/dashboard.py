@@ -17,7 +17,7 @@ from typing import Any
 
 from auditor.services import NotFound
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
-from auditor.stats.catalogue import charts_for
+from auditor.stats.catalogue import charts_for, sparkline_metric
 from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -269,7 +269,7 @@ def _rater_row(
     # The sparkline follows the recent window when there is one: that is where a rater who
     # got worse this week shows first.
     spark_scope = window_scope or CUMULATIVE
-    spark_metric = "self_agreement" if kind == "human" else "s"
+    spark_metric = sparkline_metric("rater" if kind == "human" else "model")
     return RaterRow(
         rater=rater,
         kind=kind,

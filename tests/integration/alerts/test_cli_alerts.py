@@ -141,3 +141,47 @@ def test_rules_for_metrics_where_higher_is_worse(cli, project):
     assert "p:rc-sure  random_choice every_rater cumulative: confidently_above 0.4" in listed
     both = cli("alerts", "add", "p", "--metric", "rho", "--above", "1", "--below", "0", code=2)
     assert "exactly one condition" in both.stderr
+
+
+def test_channel_settings_by_set_and_shorthands_update_and_errors_name_options(
+    cli, uow, project, monkeypatch
+):
+    monkeypatch.setenv("AUDITOR_ALLOW_PRIVATE_TARGETS", "127.0.0.0/8")
+    get_settings.cache_clear()
+    # a shorthand the kind does not take: the error names the option typed, then the setting
+    wrong = cli("alerts", "channel", "add", "p", "l", "--kind", "log", "--smtp-host", "x", code=1)
+    assert "--smtp-host: a log channel does not take 'email_host'" in wrong.stderr
+    zero = cli(
+        "alerts", "channel", "add", "p", "m", "--kind", "email", "--smtp-host", "127.0.0.1",
+        "--from", "a@x.org", "--to", "b@x.org", "--smtp-port", "0", code=1,
+    )  # fmt: skip
+    assert "--smtp-port: " in zero.stderr and "email_port must be 1 to 65535" in zero.stderr
+    text_port = cli(
+        "alerts", "channel", "add", "p", "m", "--kind", "email", "--set", "email_port=abc", code=1
+    )
+    assert "--set email_port: email_port must be an integer" in text_port.stderr
+    assert (
+        "needs url" in cli("alerts", "channel", "add", "p", "h", "--kind", "webhook", code=1).stderr
+    )
+
+    cli(
+        "alerts", "channel", "add", "p", "mail", "--kind", "email",
+        "--set", "email_host=127.0.0.1", "--set", "email_from=a@x.org",
+        "--set", "email_to=b@x.org,c@x.org", "--set", "email_port=2525",
+        "--starttls", "--username", "u", "--password", "first",
+    )  # fmt: skip
+    listed = cli("alerts", "channel", "list", "p").stdout
+    assert "email_port=2525" in listed and "email_to=b@x.org,c@x.org" in listed
+    assert "first" not in listed and "password" not in listed
+    cli("alerts", "add", "p", "--metric", "rho", "--below", "0.5", "--channel", "mail")
+
+    updated = cli("alerts", "channel", "update", "p", "mail", "--set", "password=second").stdout
+    assert "updated email channel mail" in updated and "second" not in updated
+    with uow:
+        stored = uow.alerts.find_channel(project, "mail")
+    assert stored is not None and stored.config["password"] == "second"
+    assert stored.config["email_port"] == 2525 and stored.config["username"] == "u"
+    bad = cli("alerts", "channel", "update", "p", "mail", "--set", "starttls=maybe", code=1)
+    assert "--set starttls: starttls must be true or false" in bad.stderr
+    cli("alerts", "channel", "update", "p", "nope", "--set", "x=1", code=1)
+    cli("alerts", "channel", "update", "p", "mail", code=2)  # nothing to change

@@ -38,7 +38,7 @@ def test_webhook_config_round_trips_and_hides_its_secret() -> None:
     assert isinstance(config, WebhookConfig) and len(config.secret) >= 32  # generated
     stored = dump_config(config)
     assert load_config("webhook", stored) == config
-    assert public_config(config) == {"url": "http://127.0.0.1:9/"}
+    assert public_config("webhook", config) == {"url": "http://127.0.0.1:9/"}
 
 
 @pytest.mark.parametrize(
@@ -88,4 +88,107 @@ def test_email_config_defaults_the_port_and_hides_the_password() -> None:
     config = KINDS["email"].validate("mail", raw, LOOPBACK)
     assert config == EmailConfig("127.0.0.1", 25, "a@example.org", ("b@x.org",), True, "u", "p")
     assert load_config("email", dump_config(config)) == config
-    assert "password" not in public_config(config)
+    assert "password" not in public_config("email", config)
+
+
+EMAIL = {"email_host": "127.0.0.1", "email_from": "a@example.org", "email_to": ["b@x.org"]}
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"email_to": "b@x.org"}, "email_to"),  # a string is not a list (was: its characters)
+        ({"email_to": ["b@x.org", 5]}, "email_to"),
+        ({"email_to": [""]}, "email_to"),
+        ({"starttls": "false"}, "starttls"),  # was: True
+        ({"starttls": 1}, "starttls"),
+        ({"email_port": "abc"}, "email_port"),  # was: a bare ValueError
+        ({"email_port": "587"}, "email_port"),  # text is the CLI's to convert, not the API's
+        ({"email_port": 0}, "email_port"),  # was: 25
+        ({"email_port": True}, "email_port"),
+        ({"email_port": 25.5}, "email_port"),
+        ({"email_host": 5}, "email_host"),
+        ({"email_host": ""}, "email_host"),
+        ({"email_from": ["a@example.org"]}, "email_from"),
+        ({"username": 7, "password": "p", "starttls": True}, "username"),
+        ({"username": "u", "password": 7, "starttls": True}, "password"),
+        ({"password": "p"}, "username"),
+    ],
+)
+def test_email_checks_each_type_and_names_the_setting(change: dict, field: str) -> None:
+    with pytest.raises(Invalid) as caught:
+        KINDS["email"].validate("mail", {**EMAIL, **change}, LOOPBACK)
+    assert caught.value.field == field
+    assert field in str(caught.value)  # the setting, not a CLI option
+    assert "--" not in str(caught.value)
+
+
+def test_email_takes_a_whole_float_port_as_json_does() -> None:
+    config = KINDS["email"].validate("mail", {**EMAIL, "email_port": 587.0}, LOOPBACK)
+    assert config.email_port == 587 and isinstance(config.email_port, int)
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        ({"url": 5}, "url"),
+        ({"url": ""}, "url"),
+        ({"url": ["http://127.0.0.1:9/"]}, "url"),
+        ({"url": "http://127.0.0.1:9/", "secret": 12345}, "secret"),
+        ({"url": "http://127.0.0.1:9/", "secret": ""}, "secret"),
+    ],
+)
+def test_webhook_checks_each_type_and_names_the_setting(raw: dict, field: str) -> None:
+    with pytest.raises(Invalid) as caught:
+        KINDS["webhook"].validate("hook", raw, LOOPBACK)
+    assert caught.value.field == field
+    assert "--" not in str(caught.value)
+
+
+def test_webhook_needs_url_names_the_setting_not_an_option() -> None:
+    with pytest.raises(Invalid, match="needs url") as caught:
+        KINDS["webhook"].validate("hook", {}, LOOPBACK)
+    assert "--url" not in str(caught.value)
+
+
+@pytest.mark.parametrize("raw", [{"url": "http://x/"}, {"email_host": "h"}, {"anything": 1}])
+def test_log_takes_no_setting_and_names_the_one_given(raw: dict) -> None:
+    with pytest.raises(Invalid, match="does not take") as caught:
+        KINDS["log"].validate("log", raw, LOOPBACK)
+    assert caught.value.field == next(iter(raw))
+
+
+def test_describe_shows_every_setting_but_secrets() -> None:
+    raw = {**EMAIL, "starttls": True, "username": "u", "password": "p"}
+    email = KINDS["email"].validate("mail", raw, LOOPBACK)
+    assert KINDS["email"].describe(email) == {
+        "email_host": "127.0.0.1",
+        "email_port": 25,
+        "email_from": "a@example.org",
+        "email_to": ["b@x.org"],
+        "starttls": True,
+        "username": "u",
+    }
+    assert KINDS["log"].describe(KINDS["log"].validate("log", {}, ())) == {}
+
+
+@pytest.mark.parametrize(
+    ("kind", "key", "text", "value"),
+    [
+        ("email", "email_port", "587", 587),
+        ("email", "starttls", "true", True),
+        ("email", "starttls", "False", False),
+        ("email", "email_to", "a@x.org, b@x.org", ["a@x.org", "b@x.org"]),
+        ("email", "email_host", "smtp.example.org", "smtp.example.org"),
+        ("webhook", "url", "https://x/", "https://x/"),
+    ],
+)
+def test_text_settings_read_as_the_settings_type(kind: str, key: str, text: str, value) -> None:
+    assert KINDS[kind].from_text(key, text) == value
+
+
+@pytest.mark.parametrize(("key", "text"), [("email_port", "abc"), ("starttls", "yes")])
+def test_text_that_is_not_the_settings_type_is_refused(key: str, text: str) -> None:
+    with pytest.raises(Invalid) as caught:
+        KINDS["email"].from_text(key, text)
+    assert caught.value.field == key

@@ -65,7 +65,13 @@ def test_html_report_is_self_contained_and_complete(cli, seeded: str, tmp_path: 
     assert "0.667 tentative" in html and "0.800 reliable" in html
     # issue 10: rho says what it is; the rater table shows the rater model's reliability
     assert "rho (reliability-weighted agreement)" in html
-    assert "<th>Self-agreement</th><th>Reliability</th><th>Random-choice share</th>" in html
+    headers = re.findall(r'<th data-column="[a-z_]+">([^<]+)</th>', html)
+    assert headers[:4] == [
+        "Self-agreement",
+        "Reliability",
+        "Random-choice share",
+        "S against the group",
+    ]
 
 
 def test_png_figures_are_images(cli, tmp_path: Path) -> None:
@@ -94,3 +100,9 @@ def test_errors_name_the_problem(cli, tmp_path: Path) -> None:
     assert not (tmp_path / "x.html").exists()
     result = cli("report", "demo")
     assert result.exit_code == 2 and "--out" in result.stderr
+    # --out writes HTML: a .png name is refused (pointing at --png), nothing written
+    result = cli("report", "demo", "--out", str(tmp_path / "x.png"))
+    assert result.exit_code == 2 and "--png DIR" in result.stderr
+    assert not (tmp_path / "x.png").exists()
+    result = cli("report", "demo", "--out", str(tmp_path / "x.pdf"))
+    assert result.exit_code == 2 and "name it .html" in result.stderr
