@@ -141,7 +141,8 @@ def test_over_http_with_the_ingest_key_and_fulfilling_a_planned_repeat(uow, engi
         other = client.post(path, json={"action": "TASKS_CREATED"}, headers=headers)
         assert other.status_code == 200 and other.json() == {"ignored": "TASKS_CREATED"}
     with uow:
-        status = uow.session_for_tests.execute(
+        query = text("SELECT status FROM planned_repeats")
+        status = uow.session_for_tests.execute(query).scalar_one()
             text("SELECT status FROM planned_repeats")
         ).scalar_one()
     assert status == "fulfilled"
