@@ -143,8 +143,6 @@ def test_over_http_with_the_ingest_key_and_fulfilling_a_planned_repeat(uow, engi
     with uow:
         query = text("SELECT status FROM planned_repeats")
         status = uow.session_for_tests.execute(query).scalar_one()
-            text("SELECT status FROM planned_repeats")
-        ).scalar_one()
     assert status == "fulfilled"
 
 
