@@ -104,22 +104,17 @@ def check(url: str) -> None:
 def times_out_of_range(url: str) -> list[tuple[str, str, int]]:
     """(table, column, rows) of every stored time outside [1970, 2100) UTC (stored before
     times were bounded at the door): such a row cannot always be read back as a datetime."""
-    import importlib
-    import pkgutil
-
     from sqlalchemy import func, or_, select
 
-    import auditor.storage
     from auditor.domain import EARLIEST_MICROS, LATEST_MICROS
-    from auditor.storage.db import Base, UtcMicros, make_engine
+    from auditor.storage.db import UtcMicros, make_engine
+    from auditor.storage.schema import METADATA
 
-    for module in pkgutil.iter_modules(auditor.storage.__path__):
-        importlib.import_module(f"auditor.storage.{module.name}")
     found = []
     engine = make_engine(url)
     try:
         with engine.connect() as connection:
-            for table in Base.metadata.sorted_tables:
+            for table in METADATA.sorted_tables:
                 for column in table.columns:
                     if not isinstance(column.type, UtcMicros):
                         continue
