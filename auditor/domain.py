@@ -6,6 +6,7 @@ Nothing here touches a database, a broker or the network.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -22,18 +23,44 @@ EARLIEST_MICROS = 0  # microseconds since the epoch, as stored (auditor.storage.
 LATEST_MICROS = (LATEST_TIME - EARLIEST_TIME) // timedelta(microseconds=1)
 TIME_RANGE_TEXT = "times must lie in [1970-01-01, 2100-01-01) UTC"
 
+# The patterns of names and scopes, one text each for every layer that checks them (the API
+# schemas give them to pydantic; the alert rules, the alert services and the scopes compile
+# them): a rule, channel or metric name; a rolling window ("7d", "30d": whole days); a scope.
+NAME_PATTERN = r"^[a-z][a-z0-9_.:-]{0,99}$"
+WINDOW_PATTERN = r"^([1-9][0-9]{0,3})d$"
+SCOPE_PATTERN = r"^(cumulative|[1-9][0-9]{0,3}d)$"
+NAME = re.compile(NAME_PATTERN)
+WINDOW = re.compile(WINDOW_PATTERN)
+
 # Resource caps of a project's settings: one recompute must not take hours of shared CPU.
 # Operators may lower them (AUDITOR_MAX_BOOTSTRAP_RESAMPLES, AUDITOR_MAX_WINDOWS).
 MAX_BOOTSTRAP_RESAMPLES = 10_000
 MAX_WINDOWS = 5
 
 
+EPOCH = EARLIEST_TIME
+_ONE_MICROSECOND = timedelta(microseconds=1)
+
+
+def to_micros(moment: datetime) -> int:
+    """Exact integer microseconds since the epoch of an aware datetime (the one conversion:
+    storage's BIGINT times, ingestion, ticks and windows); a naive one is refused."""
+    if moment.utcoffset() is None:
+        raise ValueError(f"naive datetime {moment!r}: timestamps must carry a time zone")
+    return (moment - EPOCH) // _ONE_MICROSECOND
+
+
+def from_micros(micros: int) -> datetime:
+    """The aware UTC datetime ``micros`` microseconds after the epoch."""
+    return EPOCH + timedelta(microseconds=int(micros))
+
+
 def time_out_of_range(moment: datetime) -> str | None:
     """Why ``moment`` (aware; naive is taken as UTC) is outside the accepted range, or None.
     Never raises: the difference of aware datetimes is exact whatever the offset."""
-    if moment.tzinfo is None or moment.utcoffset() is None:
+    if moment.utcoffset() is None:
         moment = moment.replace(tzinfo=UTC)
-    micros = (moment - EARLIEST_TIME) // timedelta(microseconds=1)
+    micros = to_micros(moment)
     if EARLIEST_MICROS <= micros < LATEST_MICROS:
         return None
     return f"{moment.isoformat()} is out of range: {TIME_RANGE_TEXT}"

@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from auditor.api import create_app
 from auditor.config import Settings, get_settings
 from auditor.services.recompute.embedded import start_in_thread
+from auditor.storage.revision import SchemaOutOfDate, require_current_schema
 from auditor.storage.unit_of_work import UnitOfWork
 from auditor.web import install_dashboard
 
@@ -30,6 +31,12 @@ STOP_TIMEOUT_SECONDS = 30.0
 def build_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     app = create_app(settings)
+    try:
+        require_current_schema(app.state.engine)
+    except SchemaOutOfDate as error:
+        # Refuse to start: every request would fail on a missing column otherwise.
+        log.error("%s", error)
+        raise SystemExit(f"error: {error}") from None
     install_dashboard(app)
     if settings.broker_url is None:
         _run_embedded_timer(app, settings)

@@ -35,11 +35,12 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from auditor.domain import to_micros
 from auditor.services.access.keys import create_key
 from auditor.services.projects.projects import create_project
 from auditor.services.recompute.recompute import find_project_id
 from auditor.storage import migrate
-from auditor.storage.db import make_engine, to_micros
+from auditor.storage.db import make_engine
 from auditor.storage.models import Item, PlannedRepeat
 from auditor.storage.snapshot_models import MetricPoint, Snapshot
 from auditor.storage.unit_of_work import UnitOfWork

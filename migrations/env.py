@@ -8,22 +8,15 @@ tables are rebuilt, and checks them afterwards.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from alembic import context
 from sqlalchemy.engine import Connection
 
-import auditor.storage
-from auditor.storage.db import Base, make_engine
-
-# Every module of auditor.storage, so that the tables of all parts (models.py,
-# snapshot_models.py, ...) are on Base.metadata and `check` compares the whole schema.
-for _module in pkgutil.iter_modules(auditor.storage.__path__):
-    importlib.import_module(f"auditor.storage.{_module.name}")
+from auditor.storage.db import make_engine
+from auditor.storage.schema import METADATA
 
 config = context.config
-target_metadata = Base.metadata
+# The whole schema (every models module), so that `check` compares every table.
+target_metadata = METADATA
 
 
 def _pragma(connection: Connection, setting: str) -> None:

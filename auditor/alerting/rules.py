@@ -11,17 +11,15 @@ when it is saved, never discovered at evaluation time.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
 
+from auditor.domain import NAME, WINDOW
 from auditor.errors import Invalid
 from auditor.stats.catalogue import names_for
 
 CUMULATIVE = "cumulative"
-_WINDOW = re.compile(r"^[1-9][0-9]{0,3}d$")  # rolling windows are whole days: "7d", "30d"
-_NAME = re.compile(r"^[a-z][a-z0-9_.:-]{0,99}$")
 
 
 class SubjectKind(StrEnum):
@@ -177,7 +175,7 @@ class Rule:
             raise Invalid("rule.id must not be empty", field="name")
         if not self.project:
             raise Invalid("rule.project must not be empty")
-        if not _NAME.match(self.metric):
+        if not NAME.match(self.metric):
             raise Invalid(
                 f"rule.metric must be a metric point name, got {self.metric!r}", field="metric"
             )
@@ -189,7 +187,7 @@ class Rule:
                 f"known: {', '.join(known)}",
                 field="metric",
             )
-        if self.scope != CUMULATIVE and not _WINDOW.match(self.scope):
+        if self.scope != CUMULATIVE and not WINDOW.match(self.scope):
             raise Invalid(
                 f"rule.scope must be 'cumulative' or like '7d', got {self.scope!r}", field="scope"
             )
@@ -208,7 +206,7 @@ class Rule:
                 field="repeat_interval_seconds",
             )
         for name in self.channels:
-            if not _NAME.match(name):
+            if not NAME.match(name):
                 raise Invalid(
                     f"rule.channels: {name!r} is not a valid channel name", field="channels"
                 )

@@ -142,8 +142,25 @@ class _Root(TyperGroup):
                 message = missing_database_message(missing)
                 typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
                 raise typer.Exit(2)
+            _require_current_schema(get_settings().database_url)
         with errors_shown():  # every command's auditor.errors, in one place
             return super().invoke(ctx)
+
+
+def _require_current_schema(url: str) -> None:
+    """A schema behind the code is one line and exit 1 (``auditor db upgrade``), before the
+    command's first query would fail on a missing column."""
+    from auditor.storage.db import make_engine
+    from auditor.storage.revision import SchemaOutOfDate, require_current_schema
+
+    engine = make_engine(url)
+    try:
+        require_current_schema(engine)
+    except SchemaOutOfDate as error:
+        typer.secho(f"error: {error}", err=True, fg=typer.colors.RED)
+        raise typer.Exit(1) from None
+    finally:
+        engine.dispose()
 
 
 def _opens_the_database(args: list[str], ctx: click.Context) -> bool:

@@ -23,12 +23,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import numpy as np
 
-from auditor.domain import EARLIEST_MICROS, LATEST_MICROS, RaterKind, time_out_of_range
+from auditor.domain import (
+    EARLIEST_MICROS,
+    LATEST_MICROS,
+    RaterKind,
+    time_out_of_range,
+    to_micros,
+)
 from auditor.ingestion.errors import IngestRejected, RowError, shown
 from auditor.ingestion.text import FORBIDDEN_CLASS, forbidden_character, nfc
 
@@ -37,8 +43,6 @@ REQUIRED_FIELDS = ("item", "rater", "label")
 ID_MAX = 200
 TIMESTAMP_MAX = 64
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_ONE_MICROSECOND = timedelta(microseconds=1)
 # Controls, bidi controls, zero-width characters (``text``), and lone surrogates: what a file
 # that is not UTF-8 decodes to.
 _BAD_CHARACTER = re.compile(f"[{FORBIDDEN_CLASS}\\ud800-\\udfff]")
@@ -109,10 +113,6 @@ class ValidBatch:
 
     def __len__(self) -> int:
         return len(self.rows)
-
-
-def to_micros(moment: datetime) -> int:
-    return (moment - _EPOCH) // _ONE_MICROSECOND
 
 
 def _normalise_id(value: object, required: bool) -> Normalised:

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from auditor.snapshots.scopes import Scope, from_epoch_us
+from auditor.domain import from_micros
+from auditor.snapshots.scopes import Scope
 
 
 def empty_window_reason(scope: Scope, latest: datetime | None) -> str:
@@ -37,7 +38,7 @@ def explain_empty_window(
     labeled_at (epoch microseconds) of every label of the project."""
     if not scope.is_window or window_order.shape[0] > 0:
         return rendered
-    latest = from_epoch_us(int(all_order.max())) if all_order.shape[0] else None
+    latest = from_micros(int(all_order.max())) if all_order.shape[0] else None
     return _rewrite(rendered, empty_window_reason(scope, latest))
 
 

@@ -10,15 +10,12 @@ run on simulated time and tests can pin the clock.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from auditor.domain import ProjectSettings
+from auditor.domain import EPOCH, WINDOW, ProjectSettings, to_micros
 
 CUMULATIVE = "cumulative"
-_WINDOW_NAME = re.compile(r"^([1-9][0-9]{0,3})d$")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -46,8 +43,8 @@ class Window:
     def bounds_us(self) -> tuple[int | None, int | None]:
         """The ends as microseconds since the epoch, the unit of ``LabelArrays.order``."""
         return (
-            None if self.start is None else to_epoch_us(self.start),
-            None if self.end is None else to_epoch_us(self.end),
+            None if self.start is None else to_micros(self.start),
+            None if self.end is None else to_micros(self.end),
         )
 
 
@@ -67,7 +64,7 @@ def parse_scope(name: str) -> Scope:
     """``"cumulative"`` or ``"<days>d"``; anything else is a ValueError naming the input."""
     if name == CUMULATIVE:
         return Scope(CUMULATIVE)
-    match = _WINDOW_NAME.match(name)
+    match = WINDOW.match(name)
     if match is None:
         raise ValueError(f"scope must be 'cumulative' or a window such as '7d', got {name!r}")
     return window_scope(int(match.group(1)))
@@ -85,12 +82,12 @@ def tick_for(now: datetime, interval_seconds: int) -> int:
     """The recompute slot that ``now`` falls in: floor(epoch seconds / interval)."""
     if interval_seconds <= 0:
         raise ValueError(f"recompute interval must be positive, got {interval_seconds}")
-    return int(to_epoch_us(ensure_utc(now)) // (interval_seconds * 1_000_000))
+    return int(to_micros(ensure_utc(now)) // (interval_seconds * 1_000_000))
 
 
 def tick_start(tick: int, interval_seconds: int) -> datetime:
     """The first instant of ``tick``."""
-    return _EPOCH + timedelta(seconds=tick * interval_seconds)
+    return EPOCH + timedelta(seconds=tick * interval_seconds)
 
 
 def ensure_utc(moment: datetime) -> datetime:
@@ -98,13 +95,3 @@ def ensure_utc(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         raise ValueError(f"a time zone is required, got the naive datetime {moment.isoformat()}")
     return moment.astimezone(UTC)
-
-
-def to_epoch_us(moment: datetime) -> int:
-    """Exact integer microseconds since the epoch (no float rounding)."""
-    delta = ensure_utc(moment) - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def from_epoch_us(value: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=int(value))

@@ -12,10 +12,13 @@ each resample is a row of counts W (B, N), generated in chunks so memory stays O
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from statistics import NormalDist
+from typing import TypeVar
 
 import numpy as np
+
+from auditor.domain import IntervalMethod
 
 # No measure exceeds 1; a normal interval that would is cut there.
 UPPER_BOUND = 1.0
@@ -29,6 +32,26 @@ TOO_FEW_ITEMS = "too few items to estimate the spread"
 CHUNK_CELLS = 1 << 24
 
 Interval = tuple[float | None, float | None, str | None]
+
+T = TypeVar("T")
+
+
+def by_method(
+    method: IntervalMethod | str,
+    none: T,
+    jackknife: Callable[[], T],
+    bootstrap: Callable[[np.random.Generator], T],
+    rng: np.random.Generator | None,
+) -> T:
+    """The one dispatch on the interval method: ``none`` when no interval is asked for, else
+    the jackknife or the bootstrap computation, the latter only with a random generator."""
+    if method == IntervalMethod.NONE:
+        return none
+    if method == IntervalMethod.JACKKNIFE:
+        return jackknife()
+    if rng is None:
+        raise ValueError("a bootstrap needs a random generator")
+    return bootstrap(rng)
 
 
 def z_value(level: float) -> float:
@@ -114,7 +137,7 @@ def grouped_means(
     values: np.ndarray,
     group: np.ndarray,
     n_groups: int,
-    method: str,
+    method: IntervalMethod | str,
     level: float,
     rng: np.random.Generator | None,
     resamples: int,
@@ -133,7 +156,8 @@ def grouped_means(
     enough = k >= 2
     if not enough.any():
         return low, high
-    if method == "jackknife":
+
+    def by_jackknife() -> tuple[np.ndarray, np.ndarray]:
         spread = np.bincount(group, weights=(values - mean[group]) ** 2, minlength=n_groups)
         se = np.sqrt(spread[enough] / (k[enough] * (k[enough] - 1)))
         half = z_value(level) * se
@@ -145,29 +169,31 @@ def grouped_means(
         low[np.flatnonzero(enough)[blind]] = np.nan
         high[np.flatnonzero(enough)[blind]] = np.nan
         return low, high
-    if rng is None:
-        raise ValueError("a bootstrap needs a random generator")
-    order = np.argsort(group, kind="stable")
-    sorted_values = values[order]
-    starts = np.cumsum(k) - k
-    slot_group = group[order]
-    draws_per_chunk = max(1, min(resamples, CHUNK_CELLS // max(values.shape[0], 1)))
-    nonempty = np.flatnonzero(k > 0)
-    means: list[np.ndarray] = []
-    done = 0
-    while done < resamples:
-        b = min(draws_per_chunk, resamples - done)
-        pick = starts[slot_group] + (rng.random((b, values.shape[0])) * k[slot_group]).astype(
-            np.int64
-        )
-        sums = np.add.reduceat(sorted_values[pick], starts[nonempty], axis=1)
-        means.append(sums / k[nonempty])
-        done += b
-    tail = (1.0 - level) / 2.0
-    quantiles = np.quantile(np.concatenate(means), [tail, 1.0 - tail], axis=0)
-    # as for the jackknife: zero width from a handful of repeated items says nothing (NaN)
-    blind = (quantiles[1] - quantiles[0] <= 1e-12) & (k[nonempty] < MIN_ITEMS_FOR_ZERO_SPREAD)
-    chosen = enough[nonempty] & ~blind
-    low[nonempty[chosen]] = quantiles[0][chosen]
-    high[nonempty[chosen]] = quantiles[1][chosen]
-    return low, high
+
+    def by_bootstrap(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(group, kind="stable")
+        sorted_values = values[order]
+        starts = np.cumsum(k) - k
+        slot_group = group[order]
+        draws_per_chunk = max(1, min(resamples, CHUNK_CELLS // max(values.shape[0], 1)))
+        nonempty = np.flatnonzero(k > 0)
+        means: list[np.ndarray] = []
+        done = 0
+        while done < resamples:
+            b = min(draws_per_chunk, resamples - done)
+            pick = starts[slot_group] + (rng.random((b, values.shape[0])) * k[slot_group]).astype(
+                np.int64
+            )
+            sums = np.add.reduceat(sorted_values[pick], starts[nonempty], axis=1)
+            means.append(sums / k[nonempty])
+            done += b
+        tail = (1.0 - level) / 2.0
+        quantiles = np.quantile(np.concatenate(means), [tail, 1.0 - tail], axis=0)
+        # as for the jackknife: zero width from a handful of repeated items says nothing (NaN)
+        blind = (quantiles[1] - quantiles[0] <= 1e-12) & (k[nonempty] < MIN_ITEMS_FOR_ZERO_SPREAD)
+        chosen = enough[nonempty] & ~blind
+        low[nonempty[chosen]] = quantiles[0][chosen]
+        high[nonempty[chosen]] = quantiles[1][chosen]
+        return low, high
+
+    return by_method(method, (low, high), by_jackknife, by_bootstrap, rng)

@@ -4,8 +4,6 @@ labels, with intervals."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -13,7 +11,6 @@ from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings, RaterMo
 from auditor.stats import (
     alpha,
     group,
-    intervals,
     kappa,
     kappa_s,
     raters,
@@ -23,6 +20,7 @@ from auditor.stats import (
     rnr,
 )
 from auditor.stats.bands import BandScale
+from auditor.stats.estimators import Estimator, from_totals, project_intervals
 from auditor.stats.results import PROJECT_MEASURES, Measure, MeasureSet
 from auditor.stats.selfagreement import RaterFit, SelfAgreement, fit, self_agreement
 from auditor.stats.tables import Cells, GroupTable, collapse, group_table
@@ -36,54 +34,6 @@ SINGLE_CATEGORY = "a single category in use: chance agreement is 1"
 NO_REPEATS = "no repeated presentations"
 
 
-def value_range(name: str, k: int) -> tuple[float, float]:
-    """The values measure ``name`` can take with K = ``k`` categories; intervals are cut there.
-
-    Shares (observed agreement, rho) lie in [0, 1]; the kappa-type coefficients in [-1, 1];
-    with a, b in [0, 1]: kappa_BM = 1 - K/(K-1) (1 - b) in [-1/(K-1), 1], Repeatability =
-    K/(K-1) (1 - a) in [0, K/(K-1)] (K/(K-1) when raters never agree with themselves), and
-    RaterEffect = K/(K-1) (1 - 1/L) (a - b) in [-K/(K-1), K/(K-1)].
-    """
-    scale = k / max(k - 1, 1)
-    if name in ("observed_agreement", "rho"):
-        return 0.0, 1.0
-    if name == "expected_agreement":
-        return 1.0 - scale, 1.0
-    if name == "repeatability":
-        return 0.0, scale
-    if name == "rater_effect":
-        return -scale, scale
-    return -1.0, 1.0
-
-
-@dataclass
-class _Estimator:
-    """A project measure over pairable items and the ways to resample it."""
-
-    value: float
-    n: int
-    undefined: str
-    scale: BandScale | None
-    leave_one_out: Callable[[], np.ndarray]
-    replicate: Callable[[np.ndarray], np.ndarray] | None
-    no_interval: str | None = None  # why no interval can be given, when none can
-
-
-def _from_totals(
-    totals: ItemTotals, undefined: str, scale: BandScale | None, keep: bool = True
-) -> _Estimator:
-    """An estimator; without intervals (``keep`` False) the per-item statistics are dropped."""
-    if not keep:
-        return _Estimator(totals.estimate(), totals.n_used, undefined, scale, _none, None)
-    return _Estimator(
-        totals.estimate(), totals.n_used, undefined, scale, totals.leave_one_out, totals.resampled
-    )
-
-
-def _none() -> np.ndarray:
-    raise ValueError("intervals were not requested")
-
-
 def _group_estimators(
     table: GroupTable,
     cells: Cells,
@@ -93,16 +43,16 @@ def _group_estimators(
     rater_fit: RaterFit,
     prevalence: np.ndarray,
     seed: int,
-) -> tuple[dict[str, _Estimator], dict[str, str]]:
+) -> tuple[dict[str, Estimator], dict[str, str]]:
     """The project measures defined over pairable items (all but mean self-agreement)."""
     lk, kr = BandScale.LANDIS_KOCH, BandScale.KRIPPENDORFF
     keep = settings.interval_method != IntervalMethod.NONE
     observed = kappa.observed_agreement(table)
     ao = observed.estimate()
-    out: dict[str, _Estimator] = {
-        "observed_agreement": _from_totals(observed, NO_PAIRABLE, None, keep),
-        "fleiss_kappa": _from_totals(kappa.fleiss_kappa(table), SINGLE_CATEGORY, lk, keep),
-        "krippendorff_alpha": _from_totals(
+    out: dict[str, Estimator] = {
+        "observed_agreement": from_totals(observed, NO_PAIRABLE, None, keep),
+        "fleiss_kappa": from_totals(kappa.fleiss_kappa(table), SINGLE_CATEGORY, lk, keep),
+        "krippendorff_alpha": from_totals(
             alpha.krippendorff_alpha(table), SINGLE_CATEGORY, kr, keep
         ),
     }
@@ -111,7 +61,7 @@ def _group_estimators(
     bootstrap = None
     if settings.interval_method == IntervalMethod.BOOTSTRAP and table.n_pairable:
         bootstrap = kappa_s.Bootstrap(table)
-    out["kappa_s"] = _Estimator(
+    out["kappa_s"] = Estimator(
         float(kappa.kappa_from(np.asarray(ao), np.asarray(ae))),
         table.n_pairable,
         "every rater used one and the same single category: chance agreement is 1",
@@ -138,7 +88,7 @@ def _group_estimators(
             settings.rho_unrated,
         )
         if rho_result.totals is not None:
-            out["rho"] = _from_totals(rho_result.totals, "no item to score", kr, keep)
+            out["rho"] = from_totals(rho_result.totals, "no item to score", kr, keep)
             if keep:
                 out["rho"] = _rho_resampling(
                     out["rho"], rho_result, table, model, rater_fit, settings, seed
@@ -146,12 +96,12 @@ def _group_estimators(
         else:
             reasons["rho"] = rho_result.reason or "undefined"
     split = rnr.split(table, model.sa, rated)
-    out["expected_agreement"] = _from_totals(split.expected_agreement, NO_PAIRABLE, lk, keep)
+    out["expected_agreement"] = from_totals(split.expected_agreement, NO_PAIRABLE, lk, keep)
     if split.repeatability is None or split.rater_effect is None:
         reasons["repeatability"] = reasons["rater_effect"] = NO_REPEATS
     else:
-        out["repeatability"] = _from_totals(split.repeatability, NO_PAIRABLE, None, keep)
-        out["rater_effect"] = _from_totals(split.rater_effect, NO_PAIRABLE, None, keep)
+        out["repeatability"] = from_totals(split.repeatability, NO_PAIRABLE, None, keep)
+        out["rater_effect"] = from_totals(split.rater_effect, NO_PAIRABLE, None, keep)
         if keep:
             slopes = rnr.slopes(table)
             for offset, name in enumerate(("repeatability", "rater_effect")):
@@ -168,14 +118,14 @@ _FILL = {RhoUnrated.POOL: None, RhoUnrated.PERFECT: 1.0, RhoUnrated.EXCLUDE: 0.0
 
 
 def _rho_resampling(
-    est: _Estimator,
+    est: Estimator,
     result: rho.Rho,
     table: GroupTable,
     model: SelfAgreement,
     rater_fit: RaterFit,
     settings: ProjectSettings,
     seed: int,
-) -> _Estimator:
+) -> Estimator:
     """rho's intervals re-estimate every rater's Y within each resample (``reestimate``)."""
     k, n_raters = table.counts.shape[1], model.sa.shape[0]
     if k * n_raters * n_raters > MAX_PAIR_TABLE or result.per_item is None:
@@ -213,13 +163,13 @@ def _rho_resampling(
 
 
 def _split_resampling(
-    est: _Estimator,
+    est: Estimator,
     totals: ItemTotals,
     slope: np.ndarray,
     table: GroupTable,
     model: SelfAgreement,
     seed: int,
-) -> _Estimator:
+) -> Estimator:
     """The R&R terms' intervals re-estimate every rater's SA within each resample.
 
     A term's item sum is linear in the raters' SA (``slope`` (R,) is its derivative).
@@ -248,46 +198,6 @@ def _split_resampling(
         leave_one_out=lambda: reestimate.leave_one_out(repeats, per_item, used, evaluate),
         replicate=lambda w: reestimate.replicates(repeats, per_item, used, evaluate, w, rng),
     )
-
-
-def _intervals(
-    estimators: dict[str, _Estimator],
-    settings: ProjectSettings,
-    n_items: int,
-    k: int,
-    rng: np.random.Generator | None,
-) -> dict[str, intervals.Interval]:
-    """Intervals of the project measures; bootstrap resamples are shared by all of them."""
-    method, level = settings.interval_method, settings.interval_level
-    defined = {k: e for k, e in estimators.items() if np.isfinite(e.value)}
-    if method == IntervalMethod.NONE or not defined:
-        return {}
-    result: dict[str, intervals.Interval] = {
-        name: (None, None, e.no_interval) for name, e in defined.items() if e.no_interval
-    }
-    defined = {name: e for name, e in defined.items() if not e.no_interval}
-    if method == IntervalMethod.JACKKNIFE:
-        for name, e in defined.items():
-            low, high = value_range(name, k)
-            result[name] = intervals.jackknife(
-                e.value, e.leave_one_out(), level, floor=low, ceiling=high
-            )
-        return result
-    if rng is None:
-        raise ValueError("a bootstrap needs a random generator")
-    resampled = {k: e for k, e in defined.items() if e.replicate is not None}
-    replicates: dict[str, list[np.ndarray]] = {k: [] for k in resampled}
-    for weights in intervals.resample_weights(rng, n_items, settings.bootstrap_resamples):
-        for name, est in resampled.items():
-            replicates[name].append(est.replicate(weights))  # type: ignore[misc]
-    for name in defined:
-        result[name] = (None, None, "too many rater-set patterns to bootstrap; use the jackknife")
-    for name, values in replicates.items():
-        low, high = value_range(name, k)
-        result[name] = intervals.percentile(
-            np.concatenate(values), level, n_items=n_items, floor=low, ceiling=high
-        )
-    return result
 
 
 def _prevalence(labels: LabelArrays, table: GroupTable) -> np.ndarray:
@@ -353,7 +263,7 @@ def compute_measures(
         prevalence,
         DEFAULT_SEED if used_seed is None else used_seed,
     )
-    bounds = _intervals(estimators, settings, table.n_pairable, labels.n_categories, rng)
+    bounds = project_intervals(estimators, settings, table.n_pairable, labels.n_categories, rng)
 
     measures: dict[str, Measure] = {}
     for name in PROJECT_MEASURES:

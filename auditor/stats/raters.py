@@ -21,6 +21,7 @@ from auditor.stats.selfagreement import (
     SINGLE_CATEGORY,
     RaterFit,
     SelfAgreement,
+    corrected_for_chance,
     kappa_to_reliability,
 )
 from auditor.stats.tables import GroupTable
@@ -71,8 +72,8 @@ def mean_self_agreement(
     totals = np.nan_to_num(model.sa) * k
     sa = np.nan_to_num(model.sa)
     method, level = settings.interval_method, settings.interval_level
-    interval: intervals.Interval | None = None
-    if method == IntervalMethod.JACKKNIFE:
+
+    def by_jackknife() -> intervals.Interval:
         k_cell = k[model.cell_rater]
         dropped = k_cell == 1
         left = np.divide(
@@ -91,10 +92,9 @@ def mean_self_agreement(
             out=np.full(items.shape[0], np.nan),
             where=remaining > 0,
         )
-        interval = intervals.jackknife(value, loo, level, floor=0.0)
-    elif method == IntervalMethod.BOOTSTRAP:
-        if rng is None:
-            raise ValueError("a bootstrap needs a random generator")
+        return intervals.jackknife(value, loo, level, floor=0.0)
+
+    def by_bootstrap(rng: np.random.Generator) -> intervals.Interval:
         order = np.argsort(model.cell_rater, kind="stable")
         starts = np.flatnonzero(np.diff(model.cell_rater[order], prepend=-1))
         replicates = []
@@ -106,9 +106,11 @@ def mean_self_agreement(
             counts = np.add.reduceat(cell_weight, starts, axis=1)
             with np.errstate(invalid="ignore", divide="ignore"):
                 replicates.append(np.nanmean(sums / np.where(counts > 0, counts, np.nan), axis=1))
-        interval = intervals.percentile(
+        return intervals.percentile(
             np.concatenate(replicates), level, n_items=items.shape[0], floor=0.0, ceiling=1.0
         )
+
+    interval = intervals.by_method(method, None, by_jackknife, by_bootstrap, rng)
     return make_measure(value, n_cells, None, None, interval, settings)
 
 
@@ -134,7 +136,7 @@ def _rater_bounds(
     if fit.reason is not None:
         return out
     s = fit.chance
-    kappa_low, kappa_high = (sa_low - s) / (1.0 - s), (sa_high - s) / (1.0 - s)
+    kappa_low, kappa_high = corrected_for_chance(sa_low, s), corrected_for_chance(sa_high, s)
     out["self_kappa"] = (kappa_low, kappa_high)
     if fit.mode == RaterModel.MOMENTS:
         y_low, y_high = kappa_to_reliability(kappa_low), kappa_to_reliability(kappa_high)

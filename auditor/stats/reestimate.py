@@ -32,6 +32,11 @@ from functools import cached_property
 import numpy as np
 
 from auditor.stats.intervals import CHUNK_CELLS
+from auditor.stats.selfagreement import (
+    chance_agreement,
+    corrected_for_chance,
+    kappa_to_reliability,
+)
 
 # theta (b, R) from the raters' mean cell values (b, R) and P (b, K)
 Transform = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -45,10 +50,8 @@ _STEP = 1e-6  # numerical derivative step in P
 
 def sqrt_reliability(means: np.ndarray, shares: np.ndarray) -> np.ndarray:
     """Y = sqrt(clip((SA - s) / (1 - s), 0, 1)), s = sum_c P(c)^2 per row (the moments model)."""
-    s = (shares**2).sum(axis=1, keepdims=True)
-    kappa = (means - s) / np.maximum(1.0 - s, 1e-300)
-    result: np.ndarray = np.sqrt(np.clip(kappa, 0.0, 1.0))
-    return result
+    s = chance_agreement(shares)[:, None]
+    return kappa_to_reliability(corrected_for_chance(means, s))
 
 
 def one_minus(means: np.ndarray, shares: np.ndarray) -> np.ndarray:

@@ -61,17 +61,23 @@ def totals_interval(
     estimate = totals.estimate()
     if not np.isfinite(estimate):
         return (None, None, None)
-    if method == IntervalMethod.JACKKNIFE:
-        return intervals.jackknife(estimate, totals.leave_one_out(), level)
-    if rng is None:
-        raise ValueError("a bootstrap needs a random generator")
-    replicates = [
-        totals.resampled(weights)
-        for weights in intervals.resample_weights(
-            rng, totals.features.shape[0], settings.bootstrap_resamples
-        )
-    ]
-    return intervals.percentile(np.concatenate(replicates), level, n_items=totals.n_used)
+
+    def by_bootstrap(rng: np.random.Generator) -> intervals.Interval:
+        replicates = [
+            totals.resampled(weights)
+            for weights in intervals.resample_weights(
+                rng, totals.features.shape[0], settings.bootstrap_resamples
+            )
+        ]
+        return intervals.percentile(np.concatenate(replicates), level, n_items=totals.n_used)
+
+    return intervals.by_method(
+        method,
+        None,
+        lambda: intervals.jackknife(estimate, totals.leave_one_out(), level),
+        by_bootstrap,
+        rng,
+    )
 
 
 AMAX_EQUALS_AE = "the group does not agree beyond chance on these items (Amax <= Ae)"
@@ -137,17 +143,23 @@ def pairwise(
     method, level = settings.interval_method, settings.interval_level
     p = result.kappa.shape[0]
     low, high = np.full(p, np.nan), np.full(p, np.nan)
-    if method == IntervalMethod.JACKKNIFE and p:
-        low, high = cohen.jackknife_intervals(result.confusion, level)
-    elif method == IntervalMethod.BOOTSTRAP and p:
-        if rng is None:
-            raise ValueError("a bootstrap needs a random generator")
+
+    def by_bootstrap(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         low, high = cohen.bootstrap_intervals(
             result.confusion, level, rng, settings.bootstrap_resamples
         )
         # zero width from a handful of shared items says nothing, as for the jackknife
         blind = (high - low <= 1e-12) & (result.n_items < intervals.MIN_ITEMS_FOR_ZERO_SPREAD)
-        low, high = np.where(blind, np.nan, low), np.where(blind, np.nan, high)
+        return np.where(blind, np.nan, low), np.where(blind, np.nan, high)
+
+    if p:
+        low, high = intervals.by_method(
+            method,
+            (low, high),
+            lambda: cohen.jackknife_intervals(result.confusion, level),
+            by_bootstrap,
+            rng,
+        )
     out = []
     for i, (a, b, n, kappa) in enumerate(
         zip(  # bounded by the number of rater pairs

@@ -137,6 +137,19 @@ class RaterFit:
     reason: str | None
 
 
+def chance_agreement(prevalence: np.ndarray) -> np.ndarray:
+    """s = sum_c P(c)^2 over the last axis: two looks by a rater choosing at random agree."""
+    result: np.ndarray = (prevalence**2).sum(axis=-1)
+    return result
+
+
+def corrected_for_chance(agreement: np.ndarray, chance: np.ndarray | float) -> np.ndarray:
+    """(SA - s) / (1 - s); 1 - s is floored at 1e-300, which only a single category reaches
+    (where the callers that report it have already said "undefined")."""
+    result: np.ndarray = (agreement - chance) / np.maximum(1.0 - chance, 1e-300)
+    return result
+
+
 def kappa_to_reliability(self_kappa: np.ndarray) -> np.ndarray:
     """Y = sqrt(clip(self_kappa, 0, 1)): two looks agree with chance s + (1 - s) Y^2."""
     result: np.ndarray = np.sqrt(np.clip(self_kappa, 0.0, 1.0))
@@ -145,12 +158,12 @@ def kappa_to_reliability(self_kappa: np.ndarray) -> np.ndarray:
 
 def fit(model: SelfAgreement, prevalence: np.ndarray, mode: RaterModel) -> RaterFit:
     """x_p and Y_p of every rater with repeats by ``mode``; P = ``prevalence`` (K,)."""
-    chance = float((prevalence**2).sum())
+    chance = float(chance_agreement(prevalence))
     n_raters = model.sa.shape[0]
     undefined = np.full(n_raters, np.nan)
     if 1.0 - chance <= EPS:  # one category in use: chance agreement is 1, nothing to correct
         return RaterFit(mode, chance, undefined, undefined, undefined, None, SINGLE_CATEGORY)
-    self_kappa = (model.sa - chance) / (1.0 - chance)
+    self_kappa = corrected_for_chance(model.sa, chance)
     if mode == RaterModel.MOMENTS:
         reliability = kappa_to_reliability(self_kappa)
         return RaterFit(mode, chance, self_kappa, reliability, 1.0 - reliability, None, None)

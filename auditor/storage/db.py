@@ -16,7 +16,7 @@ compare the same everywhere (SQLite has no time type) and load straight into Num
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, ClassVar, cast
 
 from sqlalchemy import BigInteger, Integer, MetaData, Table, create_engine, event
@@ -25,6 +25,8 @@ from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeDecorator
+
+from auditor.domain import from_micros, to_micros
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
@@ -38,8 +40,6 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-ONE_MICROSECOND = timedelta(microseconds=1)
 
 # A BIGINT primary key that is an INTEGER (a rowid alias, hence autoincrementing) on SQLite.
 BigId = BigInteger().with_variant(Integer, "sqlite")
@@ -49,17 +49,6 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
     # Every model here is mapped to a Table; SQLAlchemy declares the wider FromClause.
     __table__: ClassVar[Table]
-
-
-def to_micros(moment: datetime) -> int:
-    """Microseconds since the epoch of an aware datetime; naive ones are refused."""
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValueError(f"naive datetime {moment!r}: timestamps must carry a time zone")
-    return (moment - EPOCH) // ONE_MICROSECOND
-
-
-def from_micros(micros: int) -> datetime:
-    return EPOCH + timedelta(microseconds=micros)
 
 
 def utc_now() -> datetime:

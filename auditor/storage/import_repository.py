@@ -13,10 +13,10 @@ from typing import Any
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session as OrmSession
 
-from auditor.storage import alert_models, api_models, snapshot_models  # noqa: F401 (metadata)
-from auditor.storage.db import Base, affected
+from auditor.storage.db import affected
 from auditor.storage.import_models import ImportRecord
 from auditor.storage.models import Label, Project
+from auditor.storage.schema import METADATA
 
 # (position in the batch, item id, rater id, session id or None, labeled_at in microseconds)
 Identity = tuple[int, int, int, int | None, int]
@@ -188,8 +188,8 @@ class ImportRepository:
         project_id (or a foreign key to such a table) is covered without a change here.
         """
         deleted: dict[str, int] = {}
-        owned = {t.name for t in Base.metadata.tables.values() if "project_id" in t.c}
-        tables = [t for t in reversed(Base.metadata.sorted_tables) if t.name != "projects"]
+        owned = {t.name for t in METADATA.tables.values() if "project_id" in t.c}
+        tables = [t for t in reversed(METADATA.sorted_tables) if t.name != "projects"]
         tables.sort(key=lambda t: t.name != "labels")  # stable: labels first, the rest in order
         for table in tables:
             if "project_id" in table.c:

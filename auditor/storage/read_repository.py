@@ -12,7 +12,7 @@ from sqlalchemy import BigInteger, and_, func, literal, select, true, type_coerc
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
-from auditor.storage.db import to_micros
+from auditor.domain import to_micros
 from auditor.storage.models import Item, Label, Project, Rater
 from auditor.storage.models import Session as RaterSession
 from auditor.storage.snapshot_models import MetricPoint, Snapshot

@@ -38,7 +38,7 @@ from auditor.storage.snapshot_repository import SnapshotRepository
 class UnitOfWork:
     """One transaction against the database; ``projects`` and ``labels`` work inside it."""
 
-    session: Session
+    _session: Session
     projects: ProjectRepository
     labels: LabelStore
     alerts: AlertRepository
@@ -67,23 +67,29 @@ class UnitOfWork:
         one), for the work that opens connections of its own: locks, columnar reads, claims."""
         return self.engine if isinstance(self.engine, Engine) else self.engine.engine
 
+    @property
+    def session_for_tests(self) -> Session:
+        """The open ORM session, for tests that inspect rows directly. Services never use it:
+        they go through the repositories above."""
+        return self._session
+
     def __enter__(self) -> Self:
         if self._active:
             raise RuntimeError("this unit of work is already in use; nest services differently")
-        self.session = Session(bind=self.engine, expire_on_commit=False, autoflush=True)
-        self.projects = ProjectRepository(self.session)
-        self.labels = LabelStore(self.session)
-        self.alerts = AlertRepository(self.session)
-        self.alert_log = AlertLog(self.session)
-        self.imports = ImportRepository(self.session)
-        self.label_studio = LabelStudioRepository(self.session)
-        self.repeats = RepeatRepository(self.session)
-        self.keys = KeyRepository(self.session)
-        self.reads = ReadRepository(self.session)
-        self.health = HealthRepository(self.session)
-        self.snapshots = SnapshotRepository(self.session)
-        self.dashboard_sessions = DashboardSessionRepository(self.session)
-        self.secrets = InstanceSecretRepository(self.session)
+        self._session = Session(bind=self.engine, expire_on_commit=False, autoflush=True)
+        self.projects = ProjectRepository(self._session)
+        self.labels = LabelStore(self._session)
+        self.alerts = AlertRepository(self._session)
+        self.alert_log = AlertLog(self._session)
+        self.imports = ImportRepository(self._session)
+        self.label_studio = LabelStudioRepository(self._session)
+        self.repeats = RepeatRepository(self._session)
+        self.keys = KeyRepository(self._session)
+        self.reads = ReadRepository(self._session)
+        self.health = HealthRepository(self._session)
+        self.snapshots = SnapshotRepository(self._session)
+        self.dashboard_sessions = DashboardSessionRepository(self._session)
+        self.secrets = InstanceSecretRepository(self._session)
         self._active = True
         return self
 
@@ -94,9 +100,9 @@ class UnitOfWork:
         traceback: TracebackType | None,
     ) -> None:
         try:
-            self.session.rollback()  # a no-op after commit()
+            self._session.rollback()  # a no-op after commit()
         finally:
-            self.session.close()
+            self._session.close()
             self._active = False
 
     def require_project(self, slug: str, *, for_update: bool = False) -> ProjectRecord:
@@ -107,7 +113,7 @@ class UnitOfWork:
     def commit(self) -> None:
         if self.read_only:
             raise RuntimeError("a read-only unit of work cannot commit")
-        self.session.commit()
+        self._session.commit()
 
     def rollback(self) -> None:
-        self.session.rollback()
+        self._session.rollback()

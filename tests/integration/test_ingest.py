@@ -197,7 +197,7 @@ def test_timestamps_round_trip_as_aware_utc(uow, engine, project) -> None:
     moment = datetime(2024, 3, 31, 1, 59, 59, 999999, tzinfo=timezone(timedelta(hours=-5)))
     ingest_labels(uow, project, [{"item": "a", "rater": "r", "label": "cat", "labeled_at": moment}])
     with uow:
-        label = uow.session.query(Label).one()
+        label = uow.session_for_tests.query(Label).one()
         assert label.labeled_at == moment
         assert label.labeled_at.utcoffset() == timedelta(0)
 

@@ -57,7 +57,7 @@ def event(action: str, *annotations: dict) -> dict:
 def stored(uow) -> dict[str, tuple[str, str, str]]:
     """{client key: (item, rater, label)} of the project's labels."""
     with uow:
-        rows = uow.session.execute(
+        rows = uow.session_for_tests.execute(
             text(
                 "SELECT l.client_key, i.external_id, r.external_id, c.name FROM labels l "
                 "JOIN items i ON i.id = l.item_id JOIN raters r ON r.id = l.rater_id "
@@ -141,7 +141,8 @@ def test_over_http_with_the_ingest_key_and_fulfilling_a_planned_repeat(uow, engi
         other = client.post(path, json={"action": "TASKS_CREATED"}, headers=headers)
         assert other.status_code == 200 and other.json() == {"ignored": "TASKS_CREATED"}
     with uow:
-        status = uow.session.execute(text("SELECT status FROM planned_repeats")).scalar_one()
+        query = text("SELECT status FROM planned_repeats")
+        status = uow.session_for_tests.execute(query).scalar_one()
     assert status == "fulfilled"
 
 

@@ -31,7 +31,7 @@ def _label(item: str, rater: str, at: datetime, label: str = "a") -> dict:
 
 def _statuses(uow) -> list[tuple[str, str]]:
     with uow:
-        rows = uow.session.execute(
+        rows = uow.session_for_tests.execute(
             text(
                 "SELECT i.external_id, r.status FROM planned_repeats r "
                 "JOIN items i ON i.id = r.item_id ORDER BY r.id"

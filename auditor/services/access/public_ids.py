@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-from auditor.storage.instance_secrets import InstanceSecretRepository, Session
 from auditor.storage.unit_of_work import UnitOfWork
 
 BITS = 48
@@ -69,22 +68,19 @@ class PublicIds:
         return None if value is None else self.encode(kind, project_id, value)
 
 
-def public_ids_in(db: Session) -> PublicIds:
-    """The permutation, read in the caller's open transaction (made there if missing)."""
-    stored = InstanceSecretRepository(db)
-    found = stored.get_secret(SECRET_NAME)
+def public_ids_in(uow: UnitOfWork) -> PublicIds:
+    """The permutation, read in the caller's open unit of work (the secret is made there, and
+    committed with the caller's work, if missing)."""
+    found = uow.secrets.get_secret(SECRET_NAME)
     if found is None:
         found = secrets.token_hex(32)
-        stored.add_secret(SECRET_NAME, found)
+        uow.secrets.add_secret(SECRET_NAME, found)
     return PublicIds(bytes.fromhex(found))
 
 
 def load_public_ids(uow: UnitOfWork) -> PublicIds:
     """The deployment's permutation (its secret is made on first use if missing)."""
     with uow:
-        found = uow.secrets.get_secret(SECRET_NAME)
-        if found is None:
-            found = secrets.token_hex(32)
-            uow.secrets.add_secret(SECRET_NAME, found)
-            uow.commit()
-    return PublicIds(bytes.fromhex(found))
+        found = public_ids_in(uow)
+        uow.commit()
+    return found

@@ -14,11 +14,12 @@ from datetime import datetime
 from typing import Any
 
 from auditor.config import get_settings
+from auditor.domain import NAME
 from auditor.errors import Conflict, Invalid, NotFound
 from auditor.notifiers.kinds import dump_config, kind_named, load_config, public_config
 from auditor.notifiers.kinds import secret_fields as secret_fields_of
 from auditor.notifiers.targets import Network
-from auditor.services.alerts.common import NAME, now, project_id
+from auditor.services.alerts.common import now, project_id
 from auditor.storage.alert_records import ChannelRecord
 from auditor.storage.unit_of_work import UnitOfWork
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
 from auditor.alerting import SubjectKind, SubjectSelector
 from auditor.errors import Invalid, NotFound
 from auditor.storage.unit_of_work import UnitOfWork
-
-NAME = re.compile(r"^[a-z][a-z0-9_.:-]{0,99}$")
 
 
 def now() -> datetime:

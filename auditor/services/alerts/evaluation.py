@@ -105,7 +105,7 @@ class _Evaluator:
         self.alerts = uow.alerts
         self.log = uow.alert_log
         # The receiver is the project's: it gets the opaque snapshot ids its keys see.
-        self.public_ids = public_ids_in(uow.session)
+        self.public_ids = public_ids_in(uow)
         self.project_id = project_id
         self.slug = slug
         self.rules = rules

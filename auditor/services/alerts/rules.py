@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from auditor.alerting import Condition, ConditionKind, Rule, Severity, default_rules
+from auditor.domain import NAME
 from auditor.errors import Conflict, Invalid
-from auditor.services.alerts.common import NAME, now, own_rule, parse_subject, project_id
+from auditor.services.alerts.common import now, own_rule, parse_subject, project_id
 from auditor.services.alerts.values import rule_of, rule_record
 from auditor.storage.unit_of_work import UnitOfWork
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from auditor.domain import RaterKind
+from auditor.domain import RaterKind, to_micros
 from auditor.ingestion.batch import RawBatch, ValidBatch, validate_batch
 from auditor.ingestion.errors import IngestRejected, RowError, shown
-from auditor.storage.db import to_micros, utc_now
+from auditor.storage.db import utc_now
 from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.unit_of_work import UnitOfWork
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from auditor.domain import to_micros
 from auditor.ingestion.batch import AnyBatch, RawBatch, ValidBatch, validate_batch
 from auditor.ingestion.digest import RowsDigest
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError
@@ -26,7 +27,7 @@ from auditor.ingestion.file_repeats import FileRepeats
 from auditor.services import Conflict
 from auditor.services.ingest.batch_writer import category_ids_of, write_batch
 from auditor.services.ingest.staged import Staging, staged_columns, staged_errors
-from auditor.storage.db import to_micros, utc_now
+from auditor.storage.db import utc_now
 from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork

@@ -17,10 +17,10 @@ import math
 from datetime import datetime
 from typing import Any
 
+from auditor.domain import to_micros
 from auditor.snapshots.points import MetricPoint
 from auditor.stats.repeats import needed_repeats
 from auditor.storage import repeat_repository as repo
-from auditor.storage.db import to_micros
 from auditor.storage.unit_of_work import UnitOfWork
 
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from auditor.domain import RepeatSettings
+from auditor.domain import RepeatSettings, from_micros, to_micros
 from auditor.services import Invalid, NotFound
 from auditor.stats import repeats as plan
 from auditor.stats.selfagreement import pairs_agreeing
 from auditor.storage import repeat_repository as repo
-from auditor.storage.db import from_micros, to_micros, utc_now
+from auditor.storage.db import utc_now
 from auditor.storage.unit_of_work import UnitOfWork
 
 MAX_LIMIT = 1000

@@ -213,7 +213,7 @@ def test_a_failure_while_writing_leaves_nothing(uow, engine, project, monkeypatc
         raise RuntimeError("alert evaluation failed")
 
     def _counts_in(hook_uow):
-        s = hook_uow.session
+        s = hook_uow.session_for_tests
         return (
             s.execute(text("SELECT count(*) FROM snapshots")).scalar_one(),
             s.execute(text("SELECT count(*) FROM metric_points")).scalar_one(),

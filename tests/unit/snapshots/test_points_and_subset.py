@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor.domain import LabelArrays
+from auditor.domain import LabelArrays, to_micros
 from auditor.snapshots.points import parse_subject, points_from_stats_dict
-from auditor.snapshots.scopes import Window, to_epoch_us
+from auditor.snapshots.scopes import Window
 from auditor.snapshots.subset import subset_labels, window_mask
 
 
@@ -91,7 +91,7 @@ def _named(labels):
 def test_subset_keeps_exactly_the_window_and_reindexes_densely(labels, a, b):
     lo, hi = min(a, b), max(a, b)
     window = Window(datetime.fromtimestamp(lo / 1e6, UTC), datetime.fromtimestamp(hi / 1e6, UTC))
-    lo_us, hi_us = to_epoch_us(window.start), to_epoch_us(window.end)
+    lo_us, hi_us = to_micros(window.start), to_micros(window.end)
     sub = subset_labels(labels, window_mask(labels.order, window))
     expected = Counter({k: v for k, v in _named(labels).items() if lo_us <= k[3] <= hi_us})
     assert _named(sub) == expected

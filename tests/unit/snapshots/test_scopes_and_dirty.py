@@ -4,17 +4,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from auditor.domain import ProjectSettings
+from auditor.domain import ProjectSettings, from_micros, to_micros
 from auditor.snapshots.dirty import LastSnapshot, ProjectFacts, decide, has_new_labels, moved_ranges
 from auditor.snapshots.scopes import (
     CUMULATIVE,
     Scope,
-    from_epoch_us,
     parse_scope,
     scopes_for,
     tick_for,
     tick_start,
-    to_epoch_us,
     window_at,
 )
 
@@ -31,10 +29,10 @@ def test_tick_is_floor_of_epoch_over_interval():
 
 @given(st.integers(min_value=0, max_value=4_000_000_000_000_000), st.integers(1, 86_400))
 def test_tick_start_lies_in_its_tick(us, interval):
-    moment = from_epoch_us(us)
+    moment = from_micros(us)
     tick = tick_for(moment, interval)
     assert tick_start(tick, interval) <= moment < tick_start(tick + 1, interval)
-    assert to_epoch_us(moment) == us
+    assert to_micros(moment) == us
 
 
 def test_naive_times_are_refused():
