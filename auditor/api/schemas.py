@@ -29,7 +29,6 @@ from auditor.storage.api_models import IDEMPOTENCY_KEY_MAX
 Id = Annotated[str, Field(min_length=1, max_length=ID_MAX)] | StrictInt
 OptionalId = Annotated[str, Field(max_length=ID_MAX)] | StrictInt | None
 RoleName = Literal["ingest", "read", "admin"]
-SCOPE_PATTERN = r"^(cumulative|[1-9][0-9]{0,3}d)$"
 SUBJECT_PATTERN = r"^(project|(rater|model|pair):[^\x00\n]+)$"  # no NUL (api.hygiene)
 # Stored as given: no surrounding white space, no control, bidi-control or zero-width
 # characters (auditor.ingestion.text). The check before the pattern names the code point.

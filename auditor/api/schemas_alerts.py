@@ -23,10 +23,12 @@ from pydantic import (
     StrictBool,
 )
 
-from auditor.api.schemas import SCOPE_PATTERN, IsoTime
+from auditor.api.schemas import IsoTime
 from auditor.domain import (
     MAX_BOOTSTRAP_RESAMPLES,
     MAX_WINDOWS,
+    NAME_PATTERN,
+    SCOPE_PATTERN,
     CollapsePolicy,
     IntervalMethod,
     RaterModel,
@@ -37,7 +39,6 @@ from auditor.errors import Invalid
 from auditor.notifiers.kinds import KINDS
 
 # The services' name rule (auditor.alerting.rules._NAME); metrics are stored in 64 characters.
-NAME_PATTERN = r"^[a-z][a-z0-9_.:-]{0,99}$"
 METRIC_PATTERN = r"^[a-z][a-z0-9_.:-]{0,63}$"
 # [^\x00\n], not ".": a NUL is refused before validation, so the schema must not allow it.
 RULE_SUBJECT_PATTERN = r"^(project|every_rater|(rater|model):[^\x00\n]{1,200})$"

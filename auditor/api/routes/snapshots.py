@@ -10,7 +10,6 @@ from pydantic import Field
 
 from auditor.api.deps import OPAQUE_MAX, Ids, Reader, ReadUow, Slug
 from auditor.api.schemas import (
-    SCOPE_PATTERN,
     SUBJECT_PATTERN,
     HistoryOut,
     HistoryPointOut,
@@ -19,6 +18,7 @@ from auditor.api.schemas import (
     SnapshotList,
     SnapshotSummary,
 )
+from auditor.domain import SCOPE_PATTERN
 from auditor.services import NotFound
 from auditor.services.access.public_ids import PublicIds
 from auditor.services.ingest.imports import revert_marks
