@@ -25,6 +25,7 @@ BODIES = {
     },
     ("POST", "/api/v1/projects/{slug}/alerts/defaults"): {"channels": []},
     ("POST", "/api/v1/projects/{slug}/alerts/channels"): {"name": "new-log", "kind": "log"},
+    ("PATCH", "/api/v1/projects/{slug}/alerts/channels/{channel}"): {"timeout_seconds": 5},
     ("POST", "/api/v1/projects/{slug}/alerts/silences"): {
         "ends_at": "2099-01-01T00:00:00Z",
         "subject": "project",
