@@ -80,6 +80,7 @@ def _plain_ids(dictionary: pa.Array) -> np.ndarray:
         pc.invert(pc.match_substring_regex(dictionary, r"[\x00-\x1f\x7f]")),
     )
     ok = pc.and_(ok, pc.equal(pc.ascii_trim_whitespace(dictionary), dictionary))
+    ok = pc.and_kleene(ok, pc.is_valid(dictionary))  # null (JSON): the Python normaliser
     return as_numpy(ok) & (length > 0) & (length <= ID_MAX)
 
 
@@ -149,7 +150,7 @@ def _coded(
     normalise: Callable[[object], Normalised],
     errors: list[RowError],
 ) -> Coded:
-    encoded = column.combine_chunks().dictionary_encode()
+    encoded = column.combine_chunks().dictionary_encode(null_encoding="encode")  # null: None
     codes = as_numpy(encoded.indices).astype(np.int64)
     dictionary = encoded.dictionary
     distinct = dictionary.to_pylist()
@@ -184,7 +185,7 @@ def _times(
     if fixed is not None:
         micros, good = fixed
         return _with_fallback(array, micros, good, lines, errors)
-    plain = as_numpy(pc.match_substring_regex(array, _PLAIN_UTC))
+    plain = as_numpy(pc.and_kleene(pc.match_substring_regex(array, _PLAIN_UTC), pc.is_valid(array)))
     parsed = pc.strptime(array, format="%Y-%m-%dT%H:%M:%SZ", unit="us", error_is_null=True)
     micros = parsed.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False).copy()
     # strptime rolls an impossible date over (February 30 -> March 1): a time is taken only
