@@ -18,7 +18,7 @@ both are None for the Python reader.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -89,7 +89,7 @@ class JsonColumnBatch(ColumnBatch):
     def raw(self) -> RawBatch:
         if self._raw is None:
             present = self.table.column_names
-            columns = {
+            columns: dict[str, Any] = {
                 name: self.table.column(name).to_pylist() if name in present else None
                 for name in FIELDS
             }
