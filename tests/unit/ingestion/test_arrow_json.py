@@ -116,3 +116,17 @@ def test_a_plain_file_is_read_by_pyarrow(tmp_path: Path) -> None:
     assert all(isinstance(b, arrow_json.JsonColumnBatch) for b in batches)
     assert [validate_batch(b, None).item for b in batches] == [["0", "1"], ["2", "3"], ["4"]]
     assert reader.ignored_columns == ["note"]
+
+
+@pytest.mark.parametrize("offset", [0, 3, 9])
+def test_as_numpy_reads_sliced_buffers(offset: int) -> None:
+    """``as_numpy`` (pyarrow's buffers, no pandas import) gives ``to_numpy`` of a slice."""
+    import numpy as np
+    import pyarrow as pa
+
+    from auditor.ingestion.columnar import as_numpy
+
+    values = [i % 3 == 0 for i in range(20)]
+    for array in (pa.array(values), pa.array(range(20), pa.int32()), pa.array(range(20))):
+        part = array.slice(offset, 7)
+        assert np.array_equal(as_numpy(part), part.to_numpy(zero_copy_only=False))
