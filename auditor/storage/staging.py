@@ -66,9 +66,6 @@ _SESSION = (
 )
 _NO_SESSION = "CROSS JOIN (SELECT CAST(NULL AS BIGINT) AS id) s"  # no row gives a session
 _INSERT_CHECK = "labels_check_insert"  # SQLite's per-row reference trigger (migration 0001)
-# PostgreSQL inserts the labels in ranges of this many staged rows, in order: the sort of each
-# stays within work_mem, where one sort of 10M rows spills to disk.
-INSERT_CHUNK = 1_000_000
 
 
 class Staging:
@@ -262,30 +259,19 @@ class Staging:
             if trigger is not None:
                 self.connection.exec_driver_sql(f"DROP TRIGGER {_INSERT_CHECK}")
         try:
-            chunk = self._next_seq
-            if self.dialect == "postgresql" and self._next_seq > INSERT_CHUNK:
-                chunk = INSERT_CHUNK  # a BRIN index finds a range of seq (rows are in order)
-                self.connection.exec_driver_sql(
-                    "CREATE INDEX import_staging_seq ON import_staging USING brin (seq)"
-                )
-            conditions = ["st.seq >= :low", "st.seq < :high"]
-            if skip:
-                conditions.append("NOT EXISTS (SELECT 1 FROM import_repeat d WHERE d.seq = st.seq)")
-            inserted = 0
-            for low in range(0, max(self._next_seq, 1), max(chunk, 1)):
-                inserted += self._run(
+            where = "WHERE NOT EXISTS (SELECT 1 FROM import_repeat d WHERE d.seq = st.seq) "
+            return int(
+                self._run(
                     "INSERT INTO labels (project_id, item_id, rater_id, session_id, "
                     "category_id, labeled_at, received_at, client_key, import_id) "
                     "SELECT :p, i.id, r.id, s.id, st.category_id, COALESCE(st.labeled_at, "
-                    f":recv), :recv, st.client_key, :imp {self.resolved} "
-                    f"WHERE {' AND '.join(conditions)} ORDER BY st.seq",
+                    f":recv), :recv, st.client_key, :imp {self.resolved} {where if skip else ''}"
+                    "ORDER BY st.seq",
                     p=project_id,
                     recv=received,
                     imp=import_id,
-                    low=low,
-                    high=low + chunk,
                 ).rowcount
-            return inserted
+            )
         finally:
             if trigger is not None:
                 self.connection.exec_driver_sql(trigger)

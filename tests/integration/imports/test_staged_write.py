@@ -77,31 +77,3 @@ def test_sqlite_reference_trigger_is_back_after_every_import(
                 "received_at) VALUES (1, 999, 1, 1, 1, 1)"
             )
         )
-
-
-@pytest.mark.postgres
-@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
-def test_a_large_import_inserts_in_ranges_in_file_order(
-    engine: Engine, uow, tmp_path: Path, monkeypatch
-) -> None:
-    """PostgreSQL inserts a large staging in ranges of rows (``INSERT_CHUNK``): every row once,
-    ids in file order, duplicates skipped across ranges, all in one transaction."""
-    from auditor.storage import staging
-
-    monkeypatch.setattr(staging, "INSERT_CHUNK", 3)
-    create_project(uow, "p", ["a", "b"])
-    path = tmp_path / "labels.csv"
-    rows = [f"i{n},r{n % 3},{'ab'[n % 2]},2024-01-01T00:00:{n:02d}Z" for n in range(10)]
-    path.write_text("item,rater,label,labeled_at\n" + "\n".join(rows) + "\n")
-    assert _import(engine, path, batch_size=4).inserted == 10
-    rows[4:] = [f"j{n},r1,a,2024-01-02T00:00:{n:02d}Z" for n in range(7)]  # 4 repeats, 7 new
-    path.write_text("item,rater,label,labeled_at\n" + "\n".join(rows) + "\n")
-    again = _import(engine, path, batch_size=4)
-    assert (again.inserted, again.duplicates) == (7, 4)
-    with engine.connect() as connection:
-        items = connection.execute(
-            text(
-                "SELECT i.external_id FROM labels l JOIN items i ON i.id = l.item_id ORDER BY l.id"
-            )
-        ).scalars()
-        assert list(items) == [f"i{n}" for n in range(10)] + [f"j{n}" for n in range(7)]
