@@ -210,6 +210,20 @@ def _categories(
     return category
 
 
+def _identity_keys(
+    item: np.ndarray, rater: np.ndarray, session: np.ndarray, at: np.ndarray, wanted: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """Sort keys (last is primary) grouping equal (item, rater, session, labeled_at): item,
+    rater and session packed into one int64 when they fit, as one key sorts 2x faster."""
+    item, rater, session, at = item[wanted], rater[wanted], session[wanted] + 1, at[wanted]
+    if not len(item):
+        return (at,)
+    raters, sessions = int(rater.max()) + 1, int(session.max()) + 1
+    if (int(item.max()) + 1) * raters * sessions < 1 << 62:
+        return at, (item * raters + rater) * sessions + session
+    return at, session, rater, item
+
+
 def _identity_duplicates(
     row: np.ndarray,
     item: np.ndarray,
@@ -228,8 +242,9 @@ def _identity_duplicates(
     candidates = np.flatnonzero(timed)
     if len(candidates) < 2:
         return keep
-    columns = (row[candidates], at[candidates], session[candidates])
-    ordering = candidates[np.lexsort((*columns, rater[candidates], item[candidates]))]
+    # Rows are in file order and lexsort is stable: within a run of equal identities the
+    # first row comes first without sorting on the row too.
+    ordering = candidates[np.lexsort(_identity_keys(item, rater, session, at, candidates))]
     same = (
         (item[ordering][1:] == item[ordering][:-1])
         & (rater[ordering][1:] == rater[ordering][:-1])

@@ -28,6 +28,8 @@ from typing import BinaryIO
 import pyarrow as pa
 
 from auditor.ingestion.arrow_csv import arrow_batches, prescan
+from auditor.ingestion.arrow_json import NotColumnar, arrow_json_batches, field_columns
+from auditor.ingestion.arrow_json import prescan as prescan_jsonl
 from auditor.ingestion.batch import FIELDS, REQUIRED_FIELDS, AnyBatch, RawBatch
 from auditor.ingestion.errors import FileFormatError, RowError
 from auditor.ingestion.label_studio import (
@@ -209,9 +211,24 @@ class LabelFileReader:
         if rows or errors:
             yield _csv_batch(columns, records, rows, errors)
 
-    def _jsonl_batches(self, binary: BinaryIO) -> Iterator[RawBatch]:
+    def _jsonl_batches(self, binary: BinaryIO) -> Iterator[AnyBatch]:
         ignored: dict[str, None] = {}  # field names ignored, in order of first sight
         self.ignored_columns = []
+        given = 0  # the last line given by the pyarrow reader
+        columns = field_columns(dict(self.options.mapping))
+        scan = prescan_jsonl(binary, MAX_LINE_BYTES) if self.columnar and columns else None
+        if scan is not None and columns is not None:
+            try:
+                for batch in arrow_json_batches(
+                    binary, columns, self.batch_size, scan, ignored, self.options.strict
+                ):
+                    self.ignored_columns = list(ignored)
+                    yield batch
+                    given = max(given, batch.last_line)
+                return
+            except (pa.ArrowInvalid, NotColumnar):
+                pass  # the Python reader reads the rest (see arrow_json)
+        binary.seek(0)
         records: list[dict[str, object]] = []
         rows: list[int] = []
         errors: list[RowError] = []
@@ -221,6 +238,8 @@ class LabelFileReader:
             if not raw:
                 break
             line_number += 1
+            if line_number <= given:
+                continue  # given by the pyarrow reader before it stopped (lines fit: prescan)
             record, error = _jsonl_record(raw, line_number, self.options, ignored)
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 while (rest := binary.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
