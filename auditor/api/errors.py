@@ -8,8 +8,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -123,25 +121,6 @@ async def send_error(
     raw += [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
-
-
-@contextmanager
-def invalid_names_field(clues: Sequence[tuple[str, str]]) -> Iterator[None]:
-    """Turn a service's ``Invalid`` into a 422 whose details name the request field.
-
-    The services name the field in their messages (``condition.threshold must ...``,
-    ``webhook url ...``); ``clues`` maps a text found in the message to the body field, the
-    first match wins. Without a match the details carry the message alone.
-    """
-    try:
-        yield
-    except Invalid as error:
-        message = str(error)
-        field = getattr(error, "field", None) or next(
-            (name for clue, name in clues if clue in message), None
-        )
-        detail = {"field": field, "message": message} if field else {"message": message}
-        raise ApiError(422, message, details=[detail]) from None
 
 
 def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
