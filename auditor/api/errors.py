@@ -19,11 +19,13 @@ from starlette.types import Send
 
 from auditor.api.routing import api_routes
 from auditor.errors import AuditorError, Conflict, Failure, Invalid, NotFound
-from auditor.storage.db import is_lock_timeout
+from auditor.storage.db import is_connection_error, is_lock_timeout
 
 log = logging.getLogger(__name__)
 
 BUSY_RETRY_AFTER_SECONDS = 5
+# The database cannot be reached (down, restarting): ask again after this long.
+UNAVAILABLE_RETRY_AFTER_SECONDS = 10
 
 _CODES = {
     400: "bad_request",
@@ -197,6 +199,15 @@ def install_error_handlers(app: FastAPI) -> None:
                 "the database is busy with another write; retry shortly",
                 code="database_busy",
                 headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
+            )
+        if is_connection_error(exc):
+            # Down or restarting: the request may succeed later, nothing is wrong with it.
+            log.warning("database unavailable: %s", exc)
+            return error_response(
+                503,
+                "database unavailable",
+                code="unavailable",
+                headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_SECONDS)},
             )
         log.exception("unexpected error", exc_info=exc)
         return error_response(500, "internal error")
