@@ -77,7 +77,8 @@ def recompute(
     force: bool = typer.Option(
         False,
         "--force",
-        help="Recompute scopes that have no snapshot in this tick even when nothing changed.",
+        help="Write every scope's snapshot even when nothing changed (at the next tick when "
+        "this one has its snapshot).",
     ),
 ) -> None:
     """Recompute a project's dirty scopes now and write their snapshots."""
