@@ -85,3 +85,31 @@ class RecomputeFactRow:
     scope: str
     duration_ms: float
     computed_at: datetime
+
+
+@dataclass(frozen=True)
+class SnapshotRow:
+    """One snapshot in full: every column of ``snapshots``, ``result`` its stats JSON."""
+
+    id: int
+    project_id: int
+    scope: str
+    tick: int
+    computed_at: datetime
+    as_of: datetime
+    window_start: datetime | None
+    window_end: datetime | None
+    watermark: int
+    project_label_count: int
+    n_labels: int
+    n_items: int
+    n_raters: int
+    n_pairable_items: int
+    categories: list[str]
+    settings: dict[str, Any]
+    code_version: str
+    seed: int | None
+    interval_method: str
+    interval_level: float | None
+    duration_ms: float
+    result: dict[str, Any]

@@ -22,6 +22,7 @@ from auditor.storage.read_records import (
     RaterRow,
     RecomputeFactRow,
     SessionRow,
+    SnapshotRow,
     SnapshotSummaryRow,
 )
 from auditor.storage.snapshot_models import MetricPoint, Snapshot
@@ -129,13 +130,14 @@ class ReadRepository:
         rows = self.db.execute(query.order_by(Snapshot.id.desc()).limit(limit)).all()
         return [SnapshotSummaryRow(**row._mapping) for row in rows]
 
-    def find_snapshot(self, project_id: int, snapshot_id: int) -> dict[str, Any] | None:
+    def find_snapshot(self, project_id: int, snapshot_id: int) -> SnapshotRow | None:
         snapshot = self.db.execute(
             select(Snapshot).where(Snapshot.project_id == project_id, Snapshot.id == snapshot_id)
         ).scalar()
         if snapshot is None:
             return None
-        return {c.name: getattr(snapshot, c.name) for c in Snapshot.__table__.columns}
+        columns = Snapshot.__table__.columns
+        return SnapshotRow(**{c.name: getattr(snapshot, c.name) for c in columns})
 
     def downsampled_history(
         self,

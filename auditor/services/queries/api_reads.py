@@ -78,12 +78,12 @@ def get_snapshot(uow: UnitOfWork, slug: str, snapshot_id: int) -> dict[str, Any]
         found = uow.reads.find_snapshot(project_id_for(uow, slug), snapshot_id)
     if found is None:
         raise NotFound(f"project {slug!r} has no snapshot {snapshot_id}")
-    metadata = {key: found[key] for key in SNAPSHOT_METADATA}
+    metadata = {key: getattr(found, key) for key in SNAPSHOT_METADATA}
     for key in ("as_of", "computed_at", "window_start", "window_end"):
         if metadata[key] is not None:  # as ``queries.snapshot_view`` renders them
             metadata[key] = metadata[key].isoformat()
     metadata["project"] = slug
-    return {**found["result"], "snapshot": metadata}
+    return {**found.result, "snapshot": metadata}
 
 
 def history(
