@@ -95,5 +95,24 @@ def _require_broker(**_: Any) -> None:
         )
 
 
-worker_init.connect(_require_broker, weak=False)
-beat_init.connect(_require_broker, weak=False)
+def require_current_schema(**_: Any) -> None:
+    """Refuse to start a worker or beat on a database behind the code: one line naming the
+    revisions and `auditor db upgrade`, exit 1 (as the CLI and the server do), instead of every
+    task failing later on a missing column. ``SystemExit``: Celery logs and swallows an
+    ``Exception`` a signal handler raises, and would start anyway."""
+    from auditor.storage.db import make_engine
+    from auditor.storage.revision import SchemaOutOfDate
+    from auditor.storage.revision import require_current_schema as check
+
+    engine = make_engine(get_settings().database_url)
+    try:
+        check(engine)
+    except SchemaOutOfDate as error:
+        raise SystemExit(f"error: {error}") from None
+    finally:
+        engine.dispose()
+
+
+for _signal in (worker_init, beat_init):
+    _signal.connect(_require_broker, weak=False)
+    _signal.connect(require_current_schema, weak=False)

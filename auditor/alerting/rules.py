@@ -102,10 +102,6 @@ class SubjectSelector:
 RULE_SUBJECT_KINDS = ("project", "rater", "model")
 
 
-def metrics_by_subject() -> dict[str, tuple[str, ...]]:
-    return {kind: names_for(kind) for kind in RULE_SUBJECT_KINDS}
-
-
 @dataclass(frozen=True)
 class Condition:
     """When an observation is bad. ``drop`` and ``lookback`` are used by ``DROP`` only."""

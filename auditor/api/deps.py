@@ -106,7 +106,9 @@ def allow(*roles: Role) -> Callable[..., Principal]:
             raise ApiError(404, f"no project {slug!r}")
         if principal.role not in roles:
             allowed = ", ".join(role.value for role in roles)
-            raise ApiError(403, f"a {principal.role.value} key cannot do this (needs {allowed})")
+            role = principal.role.value
+            an = "an" if role[:1] in "aeiou" else "a"  # "an admin key", "an ingest key"
+            raise ApiError(403, f"{an} {role} key cannot do this (needs {allowed})")
         return principal
 
     return check

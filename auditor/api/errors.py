@@ -8,8 +8,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -21,11 +19,13 @@ from starlette.types import Send
 
 from auditor.api.routing import api_routes
 from auditor.errors import AuditorError, Conflict, Failure, Invalid, NotFound
-from auditor.storage.db import is_lock_timeout
+from auditor.storage.db import is_connection_error, is_lock_timeout
 
 log = logging.getLogger(__name__)
 
 BUSY_RETRY_AFTER_SECONDS = 5
+# The database cannot be reached (down, restarting): ask again after this long.
+UNAVAILABLE_RETRY_AFTER_SECONDS = 10
 
 _CODES = {
     400: "bad_request",
@@ -125,25 +125,6 @@ async def send_error(
     await send({"type": "http.response.body", "body": body})
 
 
-@contextmanager
-def invalid_names_field(clues: Sequence[tuple[str, str]]) -> Iterator[None]:
-    """Turn a service's ``Invalid`` into a 422 whose details name the request field.
-
-    The services name the field in their messages (``condition.threshold must ...``,
-    ``webhook url ...``); ``clues`` maps a text found in the message to the body field, the
-    first match wins. Without a match the details carry the message alone.
-    """
-    try:
-        yield
-    except Invalid as error:
-        message = str(error)
-        field = getattr(error, "field", None) or next(
-            (name for clue, name in clues if clue in message), None
-        )
-        detail = {"field": field, "message": message} if field else {"message": message}
-        raise ApiError(422, message, details=[detail]) from None
-
-
 def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
     details = []
     for err in exc.errors():
@@ -218,6 +199,15 @@ def install_error_handlers(app: FastAPI) -> None:
                 "the database is busy with another write; retry shortly",
                 code="database_busy",
                 headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
+            )
+        if is_connection_error(exc):
+            # Down or restarting: the request may succeed later, nothing is wrong with it.
+            log.warning("database unavailable: %s", exc)
+            return error_response(
+                503,
+                "database unavailable",
+                code="unavailable",
+                headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_SECONDS)},
             )
         log.exception("unexpected error", exc_info=exc)
         return error_response(500, "internal error")

@@ -91,9 +91,9 @@ def _snapshot_metrics(facts: dict[str, Any]) -> Iterator[Metric]:
         labels=["project", "metric", "subject", "scope"],
     )
     for p in facts["points"]:
-        if p["value"] is not None:
-            subject = subject_label(p["subject_kind"], p["subject_id"])
-            values.add_metric([p["slug"], p["metric"], subject, p["scope"]], p["value"])
+        if p.value is not None:
+            subject = subject_label(p.subject_kind, p.subject_id)
+            values.add_metric([p.slug, p.metric, subject, p.scope], p.value)
     yield values
 
     labels = CounterMetricFamily(
@@ -115,9 +115,9 @@ def _snapshot_metrics(facts: dict[str, Any]) -> Iterator[Metric]:
     )
     newest: dict[str, float] = {}
     for r in facts["recomputes"]:
-        duration.add_metric([r["slug"], r["scope"]], r["duration_ms"] / 1000.0)
-        moment = r["computed_at"].timestamp()
-        newest[r["slug"]] = max(newest.get(r["slug"], moment), moment)
+        duration.add_metric([r.slug, r.scope], r.duration_ms / 1000.0)
+        moment = r.computed_at.timestamp()
+        newest[r.slug] = max(newest.get(r.slug, moment), moment)
     for slug, moment in sorted(newest.items()):
         last.add_metric([slug], moment)
     yield duration

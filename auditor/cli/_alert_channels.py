@@ -148,18 +148,12 @@ def _describe(settings: dict[str, Any]) -> str:
 
 def channel_list(project: str = typer.Argument(..., help="Project slug.")) -> None:
     """The project's channels and their settings (secrets are never shown)."""
-    try:
-        views = list_channels(unit_of_work(read_only=True), project)
-    except AuditorError as error:
-        fail(str(error))
+    views = list_channels(unit_of_work(read_only=True), project)
     for v in views:
         typer.echo(f"{v.name:<16} {v.kind:<8} {_describe(v.settings)}")
 
 
 def channel_remove(project: str, name: str) -> None:
     """Remove a channel no rule uses."""
-    try:
-        remove_channel(unit_of_work(), project, name)
-    except AuditorError as error:
-        fail(str(error))
+    remove_channel(unit_of_work(), project, name)
     typer.echo(f"removed channel {name}")

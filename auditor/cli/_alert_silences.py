@@ -8,7 +8,6 @@ import typer
 
 from auditor.cli._alert_format import parse_duration, short_time
 from auditor.cli._common import fail, parse_time, unit_of_work
-from auditor.errors import AuditorError
 from auditor.services.alerts.silences import add_silence, end_silence, list_silences
 
 
@@ -29,19 +28,16 @@ def silence(
         ends = parse_time(until, "--until") if until else now + parse_duration(for_ or "", "--for")
     except OverflowError:
         fail(f"--for {for_}: too long (silences end before 2100-01-01)", 2)
-    try:
-        view = add_silence(
-            unit_of_work(),
-            project,
-            ends_at=ends,
-            rule_id=rule,
-            subject=subject,
-            starts_at=now,
-            reason=reason,
-            created_by=by,
-        )
-    except AuditorError as error:
-        fail(str(error))
+    view = add_silence(
+        unit_of_work(),
+        project,
+        ends_at=ends,
+        rule_id=rule,
+        subject=subject,
+        starts_at=now,
+        reason=reason,
+        created_by=by,
+    )
     typer.echo(f"silence {view.id} until {short_time(view.ends_at)}")
 
 
@@ -50,10 +46,7 @@ def silences(
     all_: bool = typer.Option(False, "--all", help="Include ended silences."),
 ) -> None:
     """Active (or all) silences."""
-    try:
-        views = list_silences(unit_of_work(read_only=True), project, include_ended=all_)
-    except AuditorError as error:
-        fail(str(error))
+    views = list_silences(unit_of_work(read_only=True), project, include_ended=all_)
     for v in views:
         typer.echo(
             f"{v.id:>4}  {short_time(v.starts_at)} .. {short_time(v.ends_at)}  "
@@ -63,8 +56,5 @@ def silences(
 
 def unsilence(project: str, silence_id: int) -> None:
     """End a silence now."""
-    try:
-        end_silence(unit_of_work(), project, silence_id)
-    except AuditorError as error:
-        fail(str(error))
+    end_silence(unit_of_work(), project, silence_id)
     typer.echo(f"silence {silence_id} ended")

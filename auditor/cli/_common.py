@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 # 1: the input or the stored state is wrong (every auditor.errors error); 2: usage.
 USER_ERROR = 1
-USAGE_ERROR = 2
 
 
 def fail(message: str, code: int = USER_ERROR) -> NoReturn:

@@ -26,8 +26,7 @@ from auditor.cli._alert_format import (
     short_time,
 )
 from auditor.cli._alert_silences import silence, silences, unsilence
-from auditor.cli._common import fail, parse_time, unit_of_work
-from auditor.errors import AuditorError
+from auditor.cli._common import parse_time, unit_of_work
 from auditor.notifiers.kinds import KINDS
 from auditor.services.alerts.delivery import deliver_due
 from auditor.services.alerts.reads import (
@@ -113,10 +112,7 @@ def add(
         if repeat_interval == "never"
         else parse_duration(repeat_interval, "--repeat-interval"),
     )
-    try:
-        rule = add_rule(unit_of_work(), project, spec)
-    except AuditorError as error:
-        fail(str(error))
+    rule = add_rule(unit_of_work(), project, spec)
     typer.echo(f"added rule {rule.id}")
 
 
@@ -125,19 +121,13 @@ def defaults(
     channels: list[str] = typer.Option([], "--channel", help="Channel name; repeat."),
 ) -> None:
     """Install the ready-made rules (kappa_S and rho lower bound < 0.667; SA drop > 0.15)."""
-    try:
-        added = install_default_rules(unit_of_work(), project, channels)
-    except AuditorError as error:
-        fail(str(error))
+    added = install_default_rules(unit_of_work(), project, channels)
     typer.echo("\n".join(f"added rule {r.id}" for r in added) or "defaults already present")
 
 
 def list_(project: str = PROJECT) -> None:
     """The project's rules."""
-    try:
-        rules = list_rules(unit_of_work(read_only=True), project)
-    except AuditorError as error:
-        fail(str(error))
+    rules = list_rules(unit_of_work(read_only=True), project)
     for r in rules:
         c = r.condition
         if c.kind.value == "drop":
@@ -159,34 +149,22 @@ def remove(
     project: str = PROJECT, rule: str = typer.Argument(..., help="Rule id or name.")
 ) -> None:
     """Remove a rule and its states (the log and sent notices stay)."""
-    try:
-        typer.echo(f"removed rule {remove_rule(unit_of_work(), project, rule)}")
-    except AuditorError as error:
-        fail(str(error))
+    typer.echo(f"removed rule {remove_rule(unit_of_work(), project, rule)}")
 
 
 def enable(project: str, rule: str) -> None:
     """Enable a rule."""
-    try:
-        typer.echo(f"enabled {set_rule_enabled(unit_of_work(), project, rule, True)}")
-    except AuditorError as error:
-        fail(str(error))
+    typer.echo(f"enabled {set_rule_enabled(unit_of_work(), project, rule, True)}")
 
 
 def disable(project: str, rule: str) -> None:
     """Disable a rule (it is no longer evaluated; its state stays)."""
-    try:
-        typer.echo(f"disabled {set_rule_enabled(unit_of_work(), project, rule, False)}")
-    except AuditorError as error:
-        fail(str(error))
+    typer.echo(f"disabled {set_rule_enabled(unit_of_work(), project, rule, False)}")
 
 
 def status(project: str = PROJECT) -> None:
     """Every (rule, subject) state: ok, pending, firing or insufficient_data."""
-    try:
-        states = alert_status(unit_of_work(read_only=True), project)
-    except AuditorError as error:
-        fail(str(error))
+    states = alert_status(unit_of_work(read_only=True), project)
     typer.echo(f"{'rule':<36} {'subject':<16} {'status':<18} {'since':<19} {'value':>8}  reason")
     for s in states:
         typer.echo(
@@ -218,23 +196,20 @@ def history(
     the outbox and its delivery."""
     more = 0
     lines: list[str] = []
-    try:
-        if notices:
-            rows = notification_history(unit_of_work(read_only=True), project, limit=limit)
-            lines = [notice_line(r) for r in rows]
-        else:
-            where = HistoryFilter(
-                rule=rule,
-                subject=subject,
-                since=None if since is None else parse_time(since, "--since"),
-                state=state,
-                every_evaluation=every,
-                limit=limit,
-            )
-            page = alert_history(unit_of_work(read_only=True), project, where)
-            lines, more = [evaluation_line(r) for r in page.rows], page.more
-    except AuditorError as error:
-        fail(str(error))
+    if notices:
+        rows = notification_history(unit_of_work(read_only=True), project, limit=limit)
+        lines = [notice_line(r) for r in rows]
+    else:
+        where = HistoryFilter(
+            rule=rule,
+            subject=subject,
+            since=None if since is None else parse_time(since, "--since"),
+            state=state,
+            every_evaluation=every,
+            limit=limit,
+        )
+        page = alert_history(unit_of_work(read_only=True), project, where)
+        lines, more = [evaluation_line(r) for r in page.rows], page.more
     if not lines and not notices:
         hint = "" if every else " (--all lists every evaluation)"
         typer.echo(f"no {'evaluation' if every else 'transition'} matches{hint}", err=True)

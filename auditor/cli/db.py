@@ -9,6 +9,7 @@ from auditor.config import get_settings
 from auditor.storage import migrate
 from auditor.storage.db import display_url
 from auditor.storage.presence import sqlite_file
+from auditor.storage.revision import SchemaOutOfDate
 
 
 def register(app: typer.Typer) -> None:
@@ -52,8 +53,7 @@ def register(app: typer.Typer) -> None:
             )
         current, head = migrate.current(url), migrate.head()
         if current != head:
-            fail(f"database at revision {current or 'base'}, the code expects {head}: "
-                 "run `auditor db upgrade`")  # fmt: skip
+            fail(str(SchemaOutOfDate(current or "base", head)))  # the server's and workers' words
         try:
             migrate.check(url)
         except migrate.SchemaDriftError as error:

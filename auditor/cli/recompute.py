@@ -72,138 +72,147 @@ def _render_history(points: list[Any], output: OutputFormat) -> str:
     return "\n".join(lines)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("recompute")
-    def recompute(
-        project: str = typer.Argument(..., help="Project slug."),
-        force: bool = typer.Option(
-            False,
-            "--force",
-            help="Recompute scopes that have no snapshot in this tick even when nothing changed.",
-        ),
-    ) -> None:
-        """Recompute a project's dirty scopes now and write their snapshots."""
-        uow = unit_of_work()
-        result = recompute_project(
-            uow,
-            find_project_id(uow, project),
-            force=force,
-            scan_interval_seconds=get_settings().scan_interval_seconds,
+def recompute(
+    project: str = typer.Argument(..., help="Project slug."),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Write every scope's snapshot even when nothing changed (at the next tick when "
+        "this one has its snapshot).",
+    ),
+) -> None:
+    """Recompute a project's dirty scopes now and write their snapshots."""
+    uow = unit_of_work()
+    result = recompute_project(
+        uow,
+        find_project_id(uow, project),
+        force=force,
+        scan_interval_seconds=get_settings().scan_interval_seconds,
+    )
+    if result.status == "locked":
+        fail(f"another recompute of {project!r} is running; try again when it ends")
+    for decision in result.decisions:
+        typer.echo(f"{decision.scope.name:<11} {decision.reason}")
+    if result.written:
+        written = ", ".join(f"{w.scope} ({w.n_labels} labels)" for w in result.written)
+        typer.echo(
+            f"tick {result.tick}: wrote {written} in "
+            f"{result.load_seconds + result.compute_seconds + result.write_seconds:.2f} s "
+            f"(load {result.load_seconds:.2f}, compute {result.compute_seconds:.2f}, "
+            f"write {result.write_seconds:.2f})"
         )
-        if result.status == "locked":
-            fail(f"another recompute of {project!r} is running; try again when it ends")
-        for decision in result.decisions:
-            typer.echo(f"{decision.scope.name:<11} {decision.reason}")
-        if result.written:
-            written = ", ".join(f"{w.scope} ({w.n_labels} labels)" for w in result.written)
-            typer.echo(
-                f"tick {result.tick}: wrote {written} in "
-                f"{result.load_seconds + result.compute_seconds + result.write_seconds:.2f} s "
-                f"(load {result.load_seconds:.2f}, compute {result.compute_seconds:.2f}, "
-                f"write {result.write_seconds:.2f})"
-            )
-        else:
-            typer.echo(f"tick {result.tick}: nothing to write ({result.status})")
+    else:
+        typer.echo(f"tick {result.tick}: nothing to write ({result.status})")
 
-    @app.command("history")
-    def history(
-        project: str = typer.Argument(..., help="Project slug."),
-        metric: str = typer.Option(..., "--metric", help=metric_help()),
-        subject: str | None = typer.Option(
-            None, "--subject", help="project (default), rater:ID, model:ID or pair:A|B."
-        ),
-        scope: list[str] = typer.Option(
-            [], "--scope", help="cumulative or a window such as 7d; repeat for several."
-        ),
-        since: str | None = typer.Option(None, "--since", help="ISO 8601, inclusive."),
-        until: str | None = typer.Option(None, "--until", help="ISO 8601, inclusive."),
-        output: OutputFormat = typer.Option(OutputFormat.TABLE, "--format"),
-    ) -> None:
-        """The values of one metric over time, one row per snapshot."""
-        points = metric_history(
+
+def history(
+    project: str = typer.Argument(..., help="Project slug."),
+    metric: str = typer.Option(..., "--metric", help=metric_help()),
+    subject: str | None = typer.Option(
+        None, "--subject", help="project (default), rater:ID, model:ID or pair:A|B."
+    ),
+    scope: list[str] = typer.Option(
+        [], "--scope", help="cumulative or a window such as 7d; repeat for several."
+    ),
+    since: str | None = typer.Option(None, "--since", help="ISO 8601, inclusive."),
+    until: str | None = typer.Option(None, "--until", help="ISO 8601, inclusive."),
+    output: OutputFormat = typer.Option(OutputFormat.TABLE, "--format"),
+) -> None:
+    """The values of one metric over time, one row per snapshot."""
+    points = metric_history(
+        unit_of_work(),
+        project,
+        metric,
+        subject=subject,
+        scopes=scope or None,
+        since=None if since is None else parse_time(since, "--since"),
+        until=None if until is None else parse_time(until, "--until"),
+    )
+    hint = how_to_get_a_snapshot(project) if not points else None
+    if hint is not None:
+        typer.echo(hint, err=True)  # stdout keeps its shape (an empty list, a header)
+    if hint is None or output is not OutputFormat.TABLE:
+        typer.echo(_render_history(points, output))
+
+
+def snapshot(
+    project: str = typer.Argument(..., help="Project slug."),
+    at: str | None = typer.Option(None, "--at", help="ISO 8601; default: the latest."),
+    scope: str = typer.Option(CUMULATIVE, "--scope", help="cumulative or e.g. 7d."),
+) -> None:
+    """One snapshot as JSON: the `auditor stats --json` shape plus a "snapshot" object."""
+    try:
+        view = snapshot_view(
             unit_of_work(),
             project,
-            metric,
-            subject=subject,
-            scopes=scope or None,
-            since=None if since is None else parse_time(since, "--since"),
-            until=None if until is None else parse_time(until, "--until"),
+            scope=scope,
+            at=None if at is None else parse_time(at, "--at"),
         )
-        hint = how_to_get_a_snapshot(project) if not points else None
-        if hint is not None:
-            typer.echo(hint, err=True)  # stdout keeps its shape (an empty list, a header)
-        if hint is None or output is not OutputFormat.TABLE:
-            typer.echo(_render_history(points, output))
+    except NotFound as error:  # say how to get the first one
+        fail((how_to_get_a_snapshot(project, scope) if at is None else None) or str(error))
+    typer.echo(json.dumps(view, indent=2))
 
-    @app.command("snapshot")
-    def snapshot(
-        project: str = typer.Argument(..., help="Project slug."),
-        at: str | None = typer.Option(None, "--at", help="ISO 8601; default: the latest."),
-        scope: str = typer.Option(CUMULATIVE, "--scope", help="cumulative or e.g. 7d."),
-    ) -> None:
-        """One snapshot as JSON: the `auditor stats --json` shape plus a "snapshot" object."""
-        try:
-            view = snapshot_view(
-                unit_of_work(),
-                project,
-                scope=scope,
-                at=None if at is None else parse_time(at, "--at"),
-            )
-        except NotFound as error:  # say how to get the first one
-            fail((how_to_get_a_snapshot(project, scope) if at is None else None) or str(error))
-        typer.echo(json.dumps(view, indent=2))
 
-    @app.command("run")
-    def run(
-        ctx: typer.Context,
-        interval: float | None = typer.Option(
-            None,
-            "--interval",
-            help="Seconds between scans (default AUDITOR_SCAN_INTERVAL_SECONDS).",
-        ),
-        once: bool = typer.Option(False, "--once", help="One scan and its recomputes, then exit."),
-        embedded: bool = typer.Option(
-            False, "--embedded", help="Run in-process even when a broker is configured."
-        ),
-    ) -> None:
-        """Embedded scheduler: scan for dirty projects and recompute them on a timer."""
-        settings = get_settings()
-        if settings.broker_url and not embedded:
-            fail(
-                "AUDITOR_BROKER_URL is set: recomputes run on Celery "
-                "(`celery -A workers worker` and `celery -A workers beat`); "
-                "pass --embedded to run them in this process anyway",
-                2,
-            )
-        every = interval if interval is not None else settings.scan_interval_seconds
-        if every <= 0:
-            fail("--interval must be positive", 2)
-        logging.basicConfig(
-            level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s"
+def run(
+    ctx: typer.Context,
+    interval: float | None = typer.Option(
+        None,
+        "--interval",
+        help="Seconds between scans (default AUDITOR_SCAN_INTERVAL_SECONDS).",
+    ),
+    once: bool = typer.Option(False, "--once", help="One scan and its recomputes, then exit."),
+    embedded: bool = typer.Option(
+        False, "--embedded", help="Run in-process even when a broker is configured."
+    ),
+) -> None:
+    """Embedded scheduler: scan for dirty projects and recompute them on a timer."""
+    settings = get_settings()
+    if settings.broker_url and not embedded:
+        fail(
+            "AUDITOR_BROKER_URL is set: recomputes run on Celery "
+            "(`celery -A workers worker` and `celery -A workers beat`); "
+            "pass --embedded to run them in this process anyway",
+            2,
         )
-        stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        where = display_url(settings.database_url)
-        typer.echo(
-            f"auditor run: one scan of {where}"
-            if once
-            else f"auditor run: scanning {where} every {every:g} s (Ctrl-C stops)",
-            err=True,
-        )
-        try:
-            if once:
-                run_embedded(unit_of_work(), every, stop, clock=command_clock(ctx), max_cycles=1)
-            else:
-                # Recomputes and notice delivery on threads of their own (a slow receiver
-                # never holds up recomputes); this thread waits for Ctrl-C or SIGTERM.
-                ttl = timedelta(seconds=settings.idempotency_ttl_seconds)
-                thread, threads_stop, _ = start_in_thread(unit_of_work, every, idempotency_ttl=ttl)
-                try:
-                    while not stop.wait(0.5):
-                        pass
-                finally:
-                    threads_stop.set()
-                    thread.join(60)
-        except KeyboardInterrupt:
-            stop.set()
-        sys.stdout.flush()
+    every = interval if interval is not None else settings.scan_interval_seconds
+    if every <= 0:
+        fail("--interval must be positive", 2)
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s"
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    where = display_url(settings.database_url)
+    typer.echo(
+        f"auditor run: one scan of {where}"
+        if once
+        else f"auditor run: scanning {where} every {every:g} s (Ctrl-C stops)",
+        err=True,
+    )
+    try:
+        if once:
+            run_embedded(unit_of_work(), every, stop, clock=command_clock(ctx), max_cycles=1)
+        else:
+            # Recomputes and notice delivery on threads of their own (a slow receiver
+            # never holds up recomputes); this thread waits for Ctrl-C or SIGTERM.
+            ttl = timedelta(seconds=settings.idempotency_ttl_seconds)
+            thread, threads_stop, _ = start_in_thread(unit_of_work, every, idempotency_ttl=ttl)
+            try:
+                while not stop.wait(0.5):
+                    pass
+            finally:
+                threads_stop.set()
+                thread.join(60)
+    except KeyboardInterrupt:
+        stop.set()
+    sys.stdout.flush()
+
+
+def register(app: typer.Typer) -> None:
+    for name, command in (
+        ("recompute", recompute),
+        ("history", history),
+        ("snapshot", snapshot),
+        ("run", run),
+    ):
+        app.command(name)(command)

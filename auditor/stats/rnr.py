@@ -44,15 +44,6 @@ def split_from_rates(
     return kappa, repeatability, effect
 
 
-def rates_of(distributions: np.ndarray) -> tuple[float, float]:
-    """a and b of one item's rater distributions P_l, shape (L, K) (the slides' form)."""
-    n = distributions.shape[0]
-    within = float((distributions**2).sum(axis=1).mean())
-    total = distributions.sum(axis=0)
-    between = float(((total**2).sum() - (distributions**2).sum()) / (n * (n - 1)))
-    return within, between
-
-
 def split(table: GroupTable, rater_sa: np.ndarray, rated: np.ndarray) -> Split:
     """Per pairable item; rater_sa : SA_p (R,), rated : (R,) bool, raters with repeats."""
     k = table.counts.shape[1]

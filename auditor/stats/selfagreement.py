@@ -66,15 +66,6 @@ def _bisect(d: np.ndarray, p: np.ndarray, upper: np.ndarray) -> np.ndarray:
     return result
 
 
-def split_entropy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Entropy of (x, y_1..y_K) per row (0 log 0 = 0); x (G,), y (G, K) -> (G,)."""
-    parts = np.column_stack([x, y])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(parts > 0, -parts * np.log(parts), 0.0)
-    result: np.ndarray = terms.sum(axis=1)
-    return result
-
-
 def pairs_agreeing(counts: np.ndarray) -> np.ndarray:
     """SA_pu per repeated cell: the share of agreeing pairs of looks; counts (G, K) -> (G,)."""
     looks = counts.sum(axis=1).astype(float)

@@ -77,9 +77,6 @@ class AlertRepository:
     def project_slug(self, project_id: int) -> str | None:
         return self.db.execute(select(Project.slug).where(Project.id == project_id)).scalar()
 
-    def project_id_of(self, slug: str) -> int | None:
-        return self.db.execute(select(Project.id).where(Project.slug == slug)).scalar()
-
     def snapshots(self, ids: Sequence[int]) -> list[SnapshotRef]:
         """The given snapshots, oldest first."""
         s = Snapshot

@@ -198,6 +198,45 @@ def is_lock_timeout(error: BaseException) -> bool:
     return getattr(error.orig, "sqlstate", None) == "55P03"
 
 
+# SQLSTATE class 08 (connection exception) and the server shutting down (admin_shutdown,
+# crash_shutdown, cannot_connect_now).
+_UNAVAILABLE_STATES = ("57P01", "57P02", "57P03")
+# A refused or timed-out connect carries no SQLSTATE: psycopg's words for it.
+_UNAVAILABLE_CLUES = (
+    "connection failed",
+    "could not connect",
+    "connection refused",
+    "timeout expired",
+    "server closed the connection",
+    "the connection is closed",
+    "terminating connection",
+)
+
+
+def is_connection_error(error: BaseException) -> bool:
+    """The database cannot be reached: the connect was refused or timed out, or the server
+    went away or is shutting down (checked along the chain of causes, as a service may wrap
+    it). Retrying later may succeed; the caller answers "unavailable" (HTTP 503), never an
+    internal error."""
+    from sqlalchemy.exc import DBAPIError, OperationalError
+
+    seen: BaseException | None = error
+    for _ in range(10):  # a cause chain is short; never loop on a cycle
+        if seen is None:
+            return False
+        if isinstance(seen, DBAPIError) and seen.connection_invalidated:
+            return True
+        if isinstance(seen, OperationalError):
+            state = getattr(seen.orig, "sqlstate", None) or ""
+            if state.startswith("08") or state in _UNAVAILABLE_STATES:
+                return True
+            text = str(seen.orig).lower()
+            if not state and any(clue in text for clue in _UNAVAILABLE_CLUES):
+                return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def affected(result: Result[Any]) -> int:
     """Rows an UPDATE, DELETE or INSERT ... SELECT touched (the cursor's rowcount; the typed
     Result of Session.execute does not declare it)."""

@@ -125,6 +125,12 @@ class ImportRepository:
             statement = statement.where(Label.id <= record.last_label_id)
         return affected(self.db.execute(statement))
 
+    def last_revert_at(self, project_id: int) -> datetime | None:
+        """When an import of the project was last reverted (None: never)."""
+        return self.db.scalar(
+            select(func.max(ImportRecord.reverted_at)).where(ImportRecord.project_id == project_id)
+        )
+
     def revert(self, record: ImportRow, at: datetime) -> int:
         """Delete the import's labels and mark it reverted at ``at``; how many went."""
         deleted = self.delete_import_labels(record)

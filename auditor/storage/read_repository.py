@@ -15,6 +15,16 @@ from sqlalchemy.orm import Session
 from auditor.domain import to_micros
 from auditor.storage.models import Item, Label, Project, Rater
 from auditor.storage.models import Session as RaterSession
+from auditor.storage.read_records import (
+    HistoryPointRow,
+    ItemRow,
+    LatestPointRow,
+    RaterRow,
+    RecomputeFactRow,
+    SessionRow,
+    SnapshotRow,
+    SnapshotSummaryRow,
+)
 from auditor.storage.snapshot_models import MetricPoint, Snapshot
 
 SNAPSHOT_SUMMARY = (
@@ -42,7 +52,7 @@ class ReadRepository:
     def __init__(self, db: Session) -> None:
         self.db = db
 
-    def list_raters(self, project_id: int, after: str | None, limit: int) -> list[dict[str, Any]]:
+    def list_raters(self, project_id: int, after: str | None, limit: int) -> list[RaterRow]:
         labels = (
             select(Label.rater_id, func.count().label("labels"))
             .where(Label.project_id == project_id)
@@ -57,9 +67,9 @@ class ReadRepository:
         if after is not None:
             query = query.where(Rater.external_id > after)
         rows = self.db.execute(query.order_by(Rater.external_id).limit(limit)).all()
-        return [{"rater": r[0], "kind": r[1], "labels": int(r[2])} for r in rows]
+        return [RaterRow(rater=r[0], kind=r[1], labels=int(r[2])) for r in rows]
 
-    def find_rater(self, project_id: int, external_id: str) -> dict[str, Any] | None:
+    def find_rater(self, project_id: int, external_id: str) -> RaterRow | None:
         rater = self.db.execute(
             select(Rater).where(Rater.project_id == project_id, Rater.external_id == external_id)
         ).scalar()
@@ -68,16 +78,16 @@ class ReadRepository:
         count = self.db.execute(
             select(func.count()).where(Label.project_id == project_id, Label.rater_id == rater.id)
         ).scalar()
-        return {"rater": rater.external_id, "kind": rater.kind, "labels": int(count or 0)}
+        return RaterRow(rater=rater.external_id, kind=rater.kind, labels=int(count or 0))
 
-    def list_items(self, project_id: int, after: str | None, limit: int) -> list[dict[str, Any]]:
+    def list_items(self, project_id: int, after: str | None, limit: int) -> list[ItemRow]:
         query = select(Item.external_id).where(Item.project_id == project_id)
         if after is not None:
             query = query.where(Item.external_id > after)
         rows = self.db.execute(query.order_by(Item.external_id).limit(limit)).scalars()
-        return [{"item": name} for name in rows]
+        return [ItemRow(item=name) for name in rows]
 
-    def find_item(self, project_id: int, external_id: str) -> dict[str, Any] | None:
+    def find_item(self, project_id: int, external_id: str) -> ItemRow | None:
         item = self.db.execute(
             select(Item).where(Item.project_id == project_id, Item.external_id == external_id)
         ).scalar()
@@ -86,11 +96,11 @@ class ReadRepository:
         count = self.db.execute(
             select(func.count()).where(Label.project_id == project_id, Label.item_id == item.id)
         ).scalar()
-        return {"item": item.external_id, "metadata": item.meta, "labels": int(count or 0)}
+        return ItemRow(item=item.external_id, metadata=item.meta, labels=int(count or 0))
 
     def list_sessions(
         self, project_id: int, rater: str | None, after: int | None, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[SessionRow]:
         s = RaterSession
         query = (
             select(s.id, s.external_id, Rater.external_id, s.started_at, s.ended_at)
@@ -103,13 +113,13 @@ class ReadRepository:
             query = query.where(s.id > after)
         rows = self.db.execute(query.order_by(s.id).limit(limit)).all()
         return [
-            {"id": r[0], "session": r[1], "rater": r[2], "started_at": r[3], "ended_at": r[4]}
+            SessionRow(id=r[0], session=r[1], rater=r[2], started_at=r[3], ended_at=r[4])
             for r in rows
         ]
 
     def list_snapshots(
         self, project_id: int, scope: str | None, before: int | None, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[SnapshotSummaryRow]:
         """Newest first; ``before`` is the id cursor of the previous page's last entry."""
         columns = [getattr(Snapshot, name) for name in SNAPSHOT_SUMMARY]
         query = select(*columns).where(Snapshot.project_id == project_id)
@@ -118,15 +128,16 @@ class ReadRepository:
         if before is not None:
             query = query.where(Snapshot.id < before)
         rows = self.db.execute(query.order_by(Snapshot.id.desc()).limit(limit)).all()
-        return [dict(row._mapping) for row in rows]
+        return [SnapshotSummaryRow(**row._mapping) for row in rows]
 
-    def find_snapshot(self, project_id: int, snapshot_id: int) -> dict[str, Any] | None:
+    def find_snapshot(self, project_id: int, snapshot_id: int) -> SnapshotRow | None:
         snapshot = self.db.execute(
             select(Snapshot).where(Snapshot.project_id == project_id, Snapshot.id == snapshot_id)
         ).scalar()
         if snapshot is None:
             return None
-        return {c.name: getattr(snapshot, c.name) for c in Snapshot.__table__.columns}
+        columns = Snapshot.__table__.columns
+        return SnapshotRow(**{c.name: getattr(snapshot, c.name) for c in columns})
 
     def downsampled_history(
         self,
@@ -138,7 +149,7 @@ class ReadRepository:
         since: datetime | None,
         until: datetime | None,
         max_points: int,
-    ) -> list[dict[str, Any]]:
+    ) -> list[HistoryPointRow]:
         """At most ``max_points`` points per scope: the range [since, until] (default: the
         series' own first and last as_of) is cut into ``max_points`` equal buckets and each bucket
         keeps its last point. The bucketing and the choice run in the database (one window
@@ -180,7 +191,7 @@ class ReadRepository:
             .where(ranked.c.rank == 1)
             .order_by(ranked.c.as_of, ranked.c.scope)
         ).all()
-        return [dict(row._mapping) for row in rows]
+        return [HistoryPointRow(**row._mapping) for row in rows]
 
     def _distinct_scopes(self, where: list[Any]) -> list[str]:
         """The scopes of a series by skipping through the history index (a loose index scan: one
@@ -198,7 +209,7 @@ class ReadRepository:
 
     def _history_by_probes(
         self, where: list[Any], columns: tuple[Any, ...], low: int, span: int, buckets: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[HistoryPointRow]:
         """PostgreSQL: one index probe per (scope, bucket), newest point first, instead of ranking
         every point: cost grows with the number of buckets, not with the length of the series.
         Bucket k holds as_of - low in [ceil(k*span/N), ceil((k+1)*span/N)), the same buckets as
@@ -211,7 +222,7 @@ class ReadRepository:
             func.unnest(literal(edges[:-1], postgresql.ARRAY(BigInteger))).label("lo"),
             func.unnest(literal(edges[1:], postgresql.ARRAY(BigInteger))).label("hi"),
         ).subquery("bounds")
-        found: list[dict[str, Any]] = []
+        found: list[HistoryPointRow] = []
         for scope in scopes:
             probe = (
                 select(*columns, p.snapshot_id)
@@ -221,13 +232,13 @@ class ReadRepository:
                 .lateral("probe")
             )
             rows = self.db.execute(select(probe).select_from(bounds).join(probe, true())).all()
-            found.extend(dict(row._mapping) for row in rows)
-        found.sort(key=lambda row: (row["as_of"], row["scope"]))
+            found.extend(HistoryPointRow(**row._mapping) for row in rows)
+        found.sort(key=lambda row: (row.as_of, row.scope))
         return found
 
     def latest_points(
         self, project_id: int | None = None, scope: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[LatestPointRow]:
         """The metric points of the latest snapshot (highest tick) of every (project, scope)."""
         newest = select(
             Snapshot.project_id, Snapshot.scope, func.max(Snapshot.tick).label("tick")
@@ -268,9 +279,9 @@ class ReadRepository:
             .where(p.snapshot_id.in_(latest))
             .order_by(Project.slug, p.scope, p.metric, p.subject_kind, p.subject_id)
         ).all()
-        return [dict(row._mapping) for row in rows]
+        return [LatestPointRow(**row._mapping) for row in rows]
 
-    def recompute_facts(self) -> list[dict[str, Any]]:
+    def recompute_facts(self) -> list[RecomputeFactRow]:
         """Per (project, scope): the latest snapshot's duration and computed_at."""
         newest = (
             select(Snapshot.project_id, Snapshot.scope, func.max(Snapshot.tick).label("tick"))
@@ -290,7 +301,7 @@ class ReadRepository:
             .join(Project, Project.id == Snapshot.project_id)
             .order_by(Project.slug, Snapshot.scope)
         ).all()
-        return [dict(row._mapping) for row in rows]
+        return [RecomputeFactRow(**row._mapping) for row in rows]
 
     def label_counts(self) -> dict[str, int]:
         """Labels stored per project slug (every project, zero included)."""

@@ -52,6 +52,7 @@ class SnapshotHead:
     project_label_count: int
     window_start: datetime | None
     window_end: datetime | None
+    computed_at: datetime
 
 
 def snapshot_columns() -> list[str]:
@@ -176,6 +177,7 @@ class SnapshotRepository:
                 s.project_label_count,
                 s.window_start,
                 s.window_end,
+                s.computed_at,
             )
             for s in rows
         }

@@ -6,6 +6,9 @@ synchronous. Pages are left out of the OpenAPI document: they are not part of th
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, quote
 
@@ -20,9 +23,12 @@ from auditor.services import NotFound
 from auditor.services.access.dashboard_sessions import SESSION_LIFETIME, close_session, open_session
 from auditor.services.queries.dashboard import project_detail, projects_overview, rater_detail
 from auditor.services.recompute.health import failures as recompute_failures
-from auditor.storage.db import make_engine
+from auditor.storage.db import is_connection_error, make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from auditor.web.access import COOKIE, DashboardAccess
+
+# Seconds a page of a dashboard whose database is down asks the browser to wait.
+UNAVAILABLE_RETRY_AFTER = 10
 
 
 def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
@@ -63,9 +69,41 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
     def not_found(error: NotFound) -> HTMLResponse:
         return HTMLResponse(renderer.page("error.html", title="Not found", message=str(error)), 404)
 
+    def unavailable() -> HTMLResponse:
+        message = "The database cannot be reached; try again in a little while."
+        page = renderer.page("error.html", title="Database unavailable", message=message)
+        return HTMLResponse(page, 503, headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER)})
+
+    def html_when_down(handler: Callable[..., Any]) -> Callable[..., Any]:
+        """A page whose database is down answers an HTML 503 page, not the API's JSON."""
+        if inspect.iscoroutinefunction(handler):
+
+            @functools.wraps(handler)
+            async def wrapped_async(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return await handler(*args, **kwargs)
+                except Exception as error:
+                    if is_connection_error(error):
+                        return unavailable()
+                    raise
+
+            return wrapped_async
+
+        @functools.wraps(handler)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return handler(*args, **kwargs)
+            except Exception as error:
+                if is_connection_error(error):
+                    return unavailable()
+                raise
+
+        return wrapped
+
     app.mount("/static", StaticFiles(directory=STATIC), name="dashboard-static")
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    @html_when_down
     def projects_page(request: Request) -> Response:
         refused = guarded(request)
         if refused is not None:
@@ -77,6 +115,7 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
         )
 
     @app.get("/projects/{slug}", response_class=HTMLResponse, include_in_schema=False)
+    @html_when_down
     def project_page(request: Request, slug: str) -> Response:
         refused = guarded(request)
         if refused is not None:
@@ -90,6 +129,7 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
     @app.get(
         "/projects/{slug}/raters/{rater}", response_class=HTMLResponse, include_in_schema=False
     )
+    @html_when_down
     def rater_page(request: Request, slug: str, rater: str) -> Response:
         refused = guarded(request)
         if refused is not None:
@@ -105,6 +145,7 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
         return HTMLResponse(renderer.page("login.html", title="Sign in", next=_local(next)))
 
     @app.post("/login", include_in_schema=False)
+    @html_when_down
     async def login(request: Request) -> Response:
         wait = access.limiter.allow(access.client_key(request))
         if wait is not None:
@@ -130,6 +171,7 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
         return response
 
     @app.get("/logout", include_in_schema=False)
+    @html_when_down
     def logout(request: Request) -> Response:
         session_id = request.cookies.get(COOKIE)
         if session_id:

@@ -1,6 +1,7 @@
 """A database behind the code (migrated to 0010 while the code needs 0011) is named in one
 line with the way out (`auditor db upgrade`): every database command and `auditor serve`
-exit 1 before a query fails on a missing column, and the server refuses to start."""
+exit 1 before a query fails on a missing column, and the server, a Celery worker and beat
+refuse to start."""
 
 from __future__ import annotations
 
@@ -57,3 +58,30 @@ def test_after_the_upgrade_the_command_runs(scratch_database_url: str) -> None:
     migrate.upgrade(scratch_database_url)
     result = _auditor(scratch_database_url, "project", "list")
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("service", ["worker", "beat"])
+def test_a_celery_worker_or_beat_on_an_old_schema_refuses_to_start(
+    scratch_database_url: str, service: str, tmp_path: Path
+) -> None:
+    migrate.upgrade(scratch_database_url, BEHIND)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(REPO),
+        "AUDITOR_DATABASE_URL": scratch_database_url,
+        # never reached: the check runs before the worker or beat connects to its broker
+        "AUDITOR_BROKER_URL": "redis://127.0.0.1:1/0",
+    }
+    options = {"worker": ["--concurrency", "1"], "beat": ["--schedule", str(tmp_path / "s")]}
+    result = subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "workers", service, *options[service]],
+        capture_output=True, text=True, timeout=60, env=env, cwd=REPO,
+    )  # fmt: skip
+    expected = (
+        f"error: the database is at revision {BEHIND}, this code needs {migrate.head()}: "
+        "run `auditor db upgrade`"
+    )
+    assert result.returncode == 1, result.stderr
+    # one line (beat's stderr goes through Celery's logger, which prefixes it)
+    (line,) = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert line.endswith(expected), result.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, replace
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
@@ -35,13 +37,13 @@ def list_raters(
 ) -> RaterList:
     """Raters in id order with their label counts; page with ``after``."""
     rows = service.list_raters(uow, slug, after, limit)
-    next_after = rows[-1]["rater"] if len(rows) == limit else None
-    return RaterList(raters=[RaterOut(**row) for row in rows], next_after=next_after)
+    next_after = rows[-1].rater if len(rows) == limit else None
+    return RaterList(raters=[RaterOut(**asdict(row)) for row in rows], next_after=next_after)
 
 
 @router.get("/{slug}/raters/{rater}", response_model=RaterOut)
 def get_rater(slug: Slug, rater: ExternalId, uow: ReadUow, _: Reader) -> RaterOut:
-    return RaterOut(**service.get_rater(uow, slug, rater))
+    return RaterOut(**asdict(service.get_rater(uow, slug, rater)))
 
 
 @router.get("/{slug}/raters/{rater}/report", response_model=RaterReport)
@@ -58,9 +60,11 @@ def rater_report(
     cumulative history of each (at most ``points`` per metric)."""
     report = service.rater_report(uow, slug, rater, points)
     report["snapshot_id"] = ids.maybe("snapshot", who.project_id, report["snapshot_id"])
-    for points_of_metric in report["history"].values():
-        for point in points_of_metric:
-            point["snapshot_id"] = ids.encode("snapshot", who.project_id, point["snapshot_id"])
+    opaque = partial(ids.encode, "snapshot", who.project_id)
+    report["history"] = {
+        metric: [{**asdict(point), "snapshot_id": opaque(point.snapshot_id)} for point in points]
+        for metric, points in report["history"].items()
+    }
     return RaterReport(**report)
 
 
@@ -69,13 +73,13 @@ def list_items(
     slug: Slug, uow: ReadUow, _: Reader, limit: Limit = 100, after: After = None
 ) -> ItemList:
     rows = service.list_items(uow, slug, after, limit)
-    next_after = rows[-1]["item"] if len(rows) == limit else None
-    return ItemList(items=[ItemOut(**row) for row in rows], next_after=next_after)
+    next_after = rows[-1].item if len(rows) == limit else None
+    return ItemList(items=[ItemOut(**asdict(row)) for row in rows], next_after=next_after)
 
 
 @router.get("/{slug}/items/{item}", response_model=ItemOut)
 def get_item(slug: Slug, item: ExternalId, uow: ReadUow, _: Reader) -> ItemOut:
-    return ItemOut(**service.get_item(uow, slug, item))
+    return ItemOut(**asdict(service.get_item(uow, slug, item)))
 
 
 @router.get("/{slug}/sessions", response_model=SessionList)
@@ -91,8 +95,9 @@ def list_sessions(
     """Sessions in storage order, optionally of one rater; ids are opaque (page with
     ``after`` = the previous page's ``next_after``)."""
     cursor = None if after is None else ids.decode("session", who.project_id, after)
-    rows = service.list_sessions(uow, slug, rater, cursor, limit)
-    for row in rows:
-        row["id"] = ids.encode("session", who.project_id, row["id"])
-    next_after = rows[-1]["id"] if len(rows) == limit else None
-    return SessionList(sessions=[SessionOut(**row) for row in rows], next_after=next_after)
+    rows = [
+        replace(row, id=ids.encode("session", who.project_id, row.id))
+        for row in service.list_sessions(uow, slug, rater, cursor, limit)
+    ]
+    next_after = rows[-1].id if len(rows) == limit else None
+    return SessionList(sessions=[SessionOut(**asdict(row)) for row in rows], next_after=next_after)

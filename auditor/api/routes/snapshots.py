@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import UTC, datetime
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
@@ -62,7 +64,7 @@ def list_snapshots(
     ``next_before``. Ids are opaque (``docs/api.md``)."""
     cursor = None if before is None else ids.decode("snapshot", who.project_id, before)
     rows = service.list_snapshots(uow, slug, scope, cursor, limit)
-    shown_rows = [shown(r, ids, who.project_id) for r in rows]
+    shown_rows = [shown(asdict(r), ids, who.project_id) for r in rows]
     next_before = shown_rows[-1]["id"] if len(rows) == limit else None
     return SnapshotList(
         snapshots=[SnapshotSummary(**r) for r in shown_rows], next_before=next_before
@@ -135,14 +137,13 @@ def history(
         until=_utc(until),
         max_points=points,
     )
+    opaque = partial(ids.encode, "snapshot", who.project_id)
     return HistoryOut(
         metric=metric,
         subject=subject,
         max_points=points,
         points=[
-            HistoryPointOut(
-                **{**row, "snapshot_id": ids.encode("snapshot", who.project_id, row["snapshot_id"])}
-            )
+            HistoryPointOut(**{**asdict(row), "snapshot_id": opaque(row.snapshot_id)})
             for row in rows
         ],
         reverts=[

@@ -22,9 +22,15 @@ def check_keys(channel: str, kind: str, raw: Mapping[str, Any], known: Sequence[
         if value is not None and key not in known:
             takes = ", ".join(known) or "no settings"
             raise Invalid(
-                f"a {kind} channel does not take {key!r} ({channel!r}; it takes {takes})",
+                f"{article(kind)} {kind} channel does not take {key!r} ({channel!r}; it takes "
+                f"{takes})",
                 field=key,
             )
+
+
+def article(word: str) -> str:
+    """ "an" before a vowel's letter ("an email channel"), else "a" ("a webhook channel")."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def given(raw: Mapping[str, Any]) -> dict[str, Any]:

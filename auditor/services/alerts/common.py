@@ -14,10 +14,8 @@ def now() -> datetime:
 
 
 def project_id(uow: UnitOfWork, project: str) -> int:
-    found = uow.alerts.project_id_of(project)
-    if found is None:
-        raise NotFound(f"no project {project!r}")
-    return found
+    """The id of project ``project``; ``NotFound`` ("no project 'x'") when there is none."""
+    return uow.require_project(project).id
 
 
 def parse_subject(text: str) -> SubjectSelector:

@@ -51,16 +51,6 @@ def alert_status(uow: UnitOfWork, project: str) -> list[StateView]:
     ]
 
 
-def evaluation_history(
-    uow: UnitOfWork, project: str, *, rule_id: str | None = None, limit: int = 100
-) -> list[EvaluationRecord]:
-    """The evaluation log, newest first: verdict, judged value, transition, notices."""
-    with uow:
-        owner = project_id(uow, project)
-        full = None if rule_id is None else own_rule(uow, project, rule_id)
-        return uow.alert_log.find_evaluations(owner, EvaluationFilter(rule_id=full), limit=limit)
-
-
 def notification_history(
     uow: UnitOfWork, project: str, *, status: str | None = None, limit: int = 100
 ) -> list[OutboxRecord]:

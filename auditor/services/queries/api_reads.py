@@ -21,15 +21,22 @@ from auditor.services.queries.history import (
 from auditor.snapshots.points import parse_subject
 from auditor.snapshots.scopes import CUMULATIVE
 from auditor.stats.catalogue import names_for
+from auditor.storage.read_records import (
+    HistoryPointRow,
+    ItemRow,
+    RaterRow,
+    SessionRow,
+    SnapshotSummaryRow,
+)
 from auditor.storage.unit_of_work import UnitOfWork
 
 
-def list_raters(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[dict]:
+def list_raters(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[RaterRow]:
     with uow:
         return uow.reads.list_raters(project_id_for(uow, slug), after, limit)
 
 
-def get_rater(uow: UnitOfWork, slug: str, rater: str) -> dict:
+def get_rater(uow: UnitOfWork, slug: str, rater: str) -> RaterRow:
     with uow:
         found = uow.reads.find_rater(project_id_for(uow, slug), rater)
     if found is None:
@@ -37,12 +44,12 @@ def get_rater(uow: UnitOfWork, slug: str, rater: str) -> dict:
     return found
 
 
-def list_items(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[dict]:
+def list_items(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[ItemRow]:
     with uow:
         return uow.reads.list_items(project_id_for(uow, slug), after, limit)
 
 
-def get_item(uow: UnitOfWork, slug: str, item: str) -> dict:
+def get_item(uow: UnitOfWork, slug: str, item: str) -> ItemRow:
     with uow:
         found = uow.reads.find_item(project_id_for(uow, slug), item)
     if found is None:
@@ -52,14 +59,14 @@ def get_item(uow: UnitOfWork, slug: str, item: str) -> dict:
 
 def list_sessions(
     uow: UnitOfWork, slug: str, rater: str | None, after: int | None, limit: int
-) -> list[dict]:
+) -> list[SessionRow]:
     with uow:
         return uow.reads.list_sessions(project_id_for(uow, slug), rater, after, limit)
 
 
 def list_snapshots(
     uow: UnitOfWork, slug: str, scope: str | None, before: int | None, limit: int
-) -> list[dict]:
+) -> list[SnapshotSummaryRow]:
     name = scope_name(scope) if scope is not None else None
     with uow:
         return uow.reads.list_snapshots(project_id_for(uow, slug), name, before, limit)
@@ -71,12 +78,12 @@ def get_snapshot(uow: UnitOfWork, slug: str, snapshot_id: int) -> dict[str, Any]
         found = uow.reads.find_snapshot(project_id_for(uow, slug), snapshot_id)
     if found is None:
         raise NotFound(f"project {slug!r} has no snapshot {snapshot_id}")
-    metadata = {key: found[key] for key in SNAPSHOT_METADATA}
+    metadata = {key: getattr(found, key) for key in SNAPSHOT_METADATA}
     for key in ("as_of", "computed_at", "window_start", "window_end"):
         if metadata[key] is not None:  # as ``queries.snapshot_view`` renders them
             metadata[key] = metadata[key].isoformat()
     metadata["project"] = slug
-    return {**found["result"], "snapshot": metadata}
+    return {**found.result, "snapshot": metadata}
 
 
 def history(
@@ -89,7 +96,7 @@ def history(
     since: datetime | None,
     until: datetime | None,
     max_points: int,
-) -> list[dict[str, Any]]:
+) -> list[HistoryPointRow]:
     """A metric's series, at most ``max_points`` per scope (last value per time bucket)."""
     try:
         kind, subject_id = parse_subject(subject)
@@ -144,8 +151,8 @@ def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) 
             if rater in (pair["rater_a"], pair["rater_b"]):
                 other = pair["rater_b"] if pair["rater_a"] == rater else pair["rater_a"]
                 cohen.append({"rater": other, "n_items": pair["n_items"], **pair["kappa"]})
-        series: dict[str, list[dict[str, Any]]] = {}
-        kind = "model" if found["kind"] == "model" else "rater"
+        series: dict[str, list[HistoryPointRow]] = {}
+        kind = "model" if found.kind == "model" else "rater"
         for metric in rater_metrics + (model_metrics if kind == "model" else ()):
             subject_kind = "rater" if metric in rater_metrics else "model"
             series[metric] = uow.reads.downsampled_history(project_id, metric, subject_kind, rater,
@@ -153,8 +160,8 @@ def rater_report(uow: UnitOfWork, slug: str, rater: str, max_points: int = 200) 
             )  # fmt: skip
     return {
         "rater": rater,
-        "kind": found["kind"],
-        "labels": found["labels"],
+        "kind": found.kind,
+        "labels": found.labels,
         "snapshot_id": latest["id"] if latest is not None else None,
         "as_of": latest["as_of"] if latest is not None else None,
         **rater_measures(measures),

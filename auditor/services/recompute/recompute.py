@@ -97,6 +97,19 @@ def _last(head: repo.SnapshotHead | None) -> LastSnapshot | None:
     )
 
 
+def _tick_taken(heads: dict[tuple[int, str], repo.SnapshotHead], tick: int) -> bool:
+    return any(head.tick >= tick for head in heads.values())
+
+
+def _reverted_since(
+    uow: UnitOfWork, project_id: int, heads: dict[tuple[int, str], repo.SnapshotHead]
+) -> bool:
+    """An import was reverted after the project's newest snapshot was computed: labels left
+    the project, and the next explicit recompute must show it."""
+    reverted = uow.imports.last_revert_at(project_id)
+    return reverted is not None and reverted > max(head.computed_at for head in heads.values())
+
+
 def _decisions(
     uow: UnitOfWork,
     project: ProjectRecord,
@@ -177,8 +190,10 @@ def recompute_project(
     """Recompute the dirty scopes of one project and write their snapshots atomically.
 
     ``now`` is the clock windows are measured at (simulated in the demo); ``tick`` defaults
-    to the tick of ``now``. ``force`` recomputes every scope that has no snapshot in this tick
-    even when nothing changed (``auditor recompute --force``).
+    to the tick of ``now``. ``force`` recomputes every scope even when nothing changed
+    (``auditor recompute --force``). Without a ``tick`` given (an explicit recompute, not the
+    scan's), a ``force`` or a revert since the newest snapshot whose tick is taken writes at the
+    next free tick: snapshots are unique per (project, scope, tick).
     Raises ``NotFound``, ``RecomputeInterrupted`` when the database went away (retry), or
     ``RecomputeFailed`` for anything else, after recording it on the project (the scan then
     backs off for 1, 2, 4, 8, at most 10 ``scan_interval_seconds``).
@@ -232,10 +247,17 @@ def _recompute_locked(
         project = uow.projects.by_id(project_id)
         if project is None:
             raise NotFound(f"no project with id {project_id}")
+        pinned = tick is not None  # a scan's recompute: at most one snapshot per tick
         tick = tick_for(now, project.settings.recompute_interval_seconds) if tick is None else tick
         max_id, count = uow.snapshots.label_facts(project_id).get(project_id, (None, 0))
         facts = ProjectFacts(max_id, count)
         heads = uow.snapshots.latest_heads(project_id)
+        # This tick's snapshot predates a revert (or --force asks for a new one): an explicit
+        # recompute writes at the next free tick rather than nothing. The scan then finds
+        # that tick taken and picks up later labels at the one after.
+        taken = not pinned and max_id is not None and _tick_taken(heads, tick)
+        if taken and (force or _reverted_since(uow, project_id, heads)):
+            tick = max(head.tick for head in heads.values()) + 1
         decisions = _decisions(uow, project, facts, heads, tick, now)
     if force and max_id is not None:
         decisions = [

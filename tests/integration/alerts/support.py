@@ -8,10 +8,12 @@ import numpy as np
 
 from auditor.services import alerts  # noqa: F401  (registers the snapshot hook)
 from auditor.services.alerts.channels import ChannelSpec, add_channel
+from auditor.services.alerts.reads import HistoryFilter, alert_history
 from auditor.services.alerts.rules import RuleSpec, add_rule
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import create_project
 from auditor.services.recompute.recompute import RecomputeResult, find_project_id, recompute_project
+from auditor.storage.alert_records import EvaluationRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
@@ -83,3 +85,9 @@ def kappa_rule(
         **fields,  # type: ignore[arg-type]
     )
     return add_rule(uow, slug, spec).id
+
+
+def evaluations(uow: UnitOfWork, slug: str, limit: int = 100) -> list[EvaluationRecord]:
+    """Every evaluation of ``slug``, newest first (what `auditor alerts history --all` reads)."""
+    where = HistoryFilter(every_evaluation=True, limit=limit)
+    return [row.evaluation for row in alert_history(uow, slug, where).rows]

@@ -23,7 +23,7 @@ from auditor.services.alerts.delivery import deliver_due
 from auditor.services.alerts.reads import notification_history
 from auditor.storage.alert_log_repository import claim_due
 from auditor.storage.alert_records import OutboxRecord
-from tests.integration.alerts.support import T0, ingest, kappa_rule, labels, recompute
+from tests.integration.alerts.support import T0, evaluations, ingest, kappa_rule, labels, recompute
 
 HOUR = timedelta(hours=1)
 SECRET = "s" * 32
@@ -303,13 +303,12 @@ def test_sender_process_sigkilled_after_sending_is_resent_by_a_fresh_sender(
 
 def test_the_receiver_gets_the_opaque_snapshot_id_the_projects_keys_see(uow, project, receiver):
     from auditor.services.access.public_ids import load_public_ids
-    from auditor.services.alerts.reads import evaluation_history
 
     _webhook(uow, receiver.url)
     _fire(uow, project, "hook")
     deliver_due(uow, datetime.now(UTC))
     (delivered,) = receiver.received
     shown = json.loads(delivered.body)["snapshot_id"]
-    (firing,) = [e for e in evaluation_history(uow, "p") if e.event_ids]
+    (firing,) = [e for e in evaluations(uow, "p") if e.event_ids]
     assert shown == load_public_ids(uow).encode("snapshot", project, firing.snapshot_id)
     assert shown != firing.snapshot_id

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.services.alerts.reads import evaluation_history
-from tests.integration.alerts.support import ingest, kappa_rule, labels
+from tests.integration.alerts.support import evaluations, ingest, kappa_rule, labels
 
 ROOT = Path(__file__).resolve().parents[3]
 AUDITOR = Path(sys.executable).parent / "auditor"
@@ -38,9 +37,9 @@ def test_a_recompute_in_a_fresh_cli_process_evaluates_rules(
     # labeled just now: `auditor run` judges the windows on the wall clock
     start = datetime.now(UTC) - timedelta(hours=1)
     ingest(uow, "p", labels(30, start, agreement=1.0, prefix="g"))
-    assert evaluation_history(uow, "p") == []
+    assert evaluations(uow, "p") == []
     done = _run([str(AUDITOR), *command], database_url)
     assert done.returncode == 0, done.stderr
-    history = evaluation_history(uow, "p")
+    history = evaluations(uow, "p")
     assert history, f"`auditor {' '.join(command)}` wrote snapshots but judged no rule"
     assert {row.rule_id for row in history} == {"p:kappa"}

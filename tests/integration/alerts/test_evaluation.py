@@ -9,12 +9,13 @@ import pytest
 from sqlalchemy import text
 
 from auditor.services.alerts.evaluation import evaluate_snapshots
-from auditor.services.alerts.reads import alert_status, evaluation_history, notification_history
+from auditor.services.alerts.reads import alert_status, notification_history
 from auditor.services.alerts.rules import RuleSpec, add_rule, install_default_rules
 from auditor.services.alerts.silences import add_silence
 from auditor.storage.alert_log_repository import AlertLog
 from tests.integration.alerts.support import (
     T0,
+    evaluations,
     ingest,
     kappa_rule,
     labels,
@@ -56,7 +57,7 @@ def test_one_log_row_per_rule_subject_and_snapshot(uow, engine, project):
     )
     first = _good_then_bad(uow, project)
     assert len(first.written) == 2  # cumulative and 7d
-    history = evaluation_history(uow, "p", limit=1000)
+    history = evaluations(uow, "p", limit=1000)
     keys = [(h.rule_id, h.subject_key, h.snapshot_id) for h in history]
     assert len(keys) == len(set(keys))
     # kappa: the project, in the cumulative snapshot of each of the two recomputes
@@ -129,13 +130,13 @@ def test_drop_rule_compares_with_the_value_a_lookback_ago(uow, project):
     )
     ingest(uow, "p", labels(30, T0, agreement=1.0, prefix="g"))
     recompute(uow, project, T0 + HOUR)
-    first = evaluation_history(uow, "p")[0]
+    first = evaluations(uow, "p")[0]
     assert first.verdict == "insufficient" and "ago" in first.reason
 
     day = timedelta(days=1)
     ingest(uow, "p", labels(90, T0 + day, agreement=0.0, prefix="b"))
     recompute(uow, project, T0 + day + HOUR)
-    latest = evaluation_history(uow, "p")[0]
+    latest = evaluations(uow, "p")[0]
     assert latest.lookback_value == pytest.approx(1.0)
     assert latest.verdict == "breach"
     assert latest.judged_value == pytest.approx(1.0 - latest.value)
@@ -156,7 +157,7 @@ def test_silence_holds_notices_back_and_releases_the_same_event_id(uow, engine, 
     _good_then_bad(uow, project)
     assert [s.status for s in alert_status(uow, "p")] == ["firing"]  # state moves anyway
     assert _count(engine, "alert_outbox") == 0
-    held = evaluation_history(uow, "p")[0]
+    held = evaluations(uow, "p")[0]
     assert held.silence_id is not None and len(held.suppressed_event_ids) == 1
 
     ingest(uow, "p", labels(10, T0 + 3 * HOUR, agreement=0.0, prefix="c"))
@@ -231,7 +232,7 @@ def test_a_rule_on_reliability_judges_each_rater(uow, project):
     recompute(uow, project, T0 + 2 * HOUR)
     verdicts = {
         h.subject_key: h.verdict
-        for h in evaluation_history(uow, "p", limit=100)
+        for h in evaluations(uow, "p", limit=100)
         if h.rule_id == "p:reliable"
     }
     assert verdicts["rater:a"] == "breach"

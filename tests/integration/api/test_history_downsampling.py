@@ -71,14 +71,14 @@ def test_last_value_per_bucket_matches_python(engine, n: int) -> None:
     rows = history(uow, "series", "kappa_s", subject=None, scopes=["cumulative"],
                    since=None, until=None, max_points=n)  # fmt: skip
     low, high = to_micros(times[0]), to_micros(times[-1])
-    assert [r["value"] for r in rows] == _expected(times, 0, low, high, n)
+    assert [r.value for r in rows] == _expected(times, 0, low, high, n)
     assert len(rows) <= n
 
     since, until = times[50], times[300]
     rows = history(uow, "series", "kappa_s", subject=None, scopes=None,
                    since=since, until=until, max_points=n)  # fmt: skip
     low, high = to_micros(since), to_micros(until)
-    cumulative = [r["value"] for r in rows if r["scope"] == "cumulative"]
-    window = [r["value"] for r in rows if r["scope"] == "7d"]
+    cumulative = [r.value for r in rows if r.scope == "cumulative"]
+    window = [r.value for r in rows if r.scope == "7d"]
     assert cumulative == _expected(times, 0, low, high, n)
     assert window == _expected(other, 10_000, low, high, n)

@@ -56,7 +56,7 @@ def _alpha_snapshots(world) -> list[int]:
 
     engine = make_engine(world.engine_url)
     try:
-        return [r["id"] for r in list_snapshots(UnitOfWork(engine), "alpha", None, None, 1000)]
+        return [r.id for r in list_snapshots(UnitOfWork(engine), "alpha", None, None, 1000)]
     finally:
         engine.dispose()
 

@@ -209,3 +209,35 @@ def test_repeats_across_batches_of_one_file(uow, engine, tmp_path) -> None:
         assert result.rejected and result.inserted == 0
         assert [(e.row, e.field) for e in result.errors] == [(5, field)]
     assert _labels(engine) == 3
+
+
+def _cumulative_counts(engine) -> list[int]:
+    """project_label_count of every cumulative snapshot, oldest first."""
+    query = text("SELECT project_label_count FROM snapshots WHERE scope = 'cumulative' ORDER BY id")
+    with engine.connect() as connection:
+        return [int(n) for n in connection.execute(query).scalars()]
+
+
+def test_the_recompute_after_a_revert_sees_it_and_force_always_writes(
+    cli, engine, tmp_path
+) -> None:
+    """In one tick (a minute): a recompute, a revert, a recompute writes a snapshot without
+    the reverted labels (a new tick: snapshots are unique per (project, scope, tick)); once
+    written, nothing more to write unless --force, which writes one regardless."""
+    assert cli("import", "pets", _file(tmp_path, TIMED)).exit_code == 0
+    assert cli("import", "pets", _file(tmp_path, KEYED, "more.csv")).exit_code == 0
+    assert cli("recompute", "pets").exit_code == 0
+    assert _cumulative_counts(engine) == [36]
+    second_id = _imports(cli)[1]["id"]
+    assert cli("imports", "revert", "pets", str(second_id), "--yes").exit_code == 0
+
+    after = cli("recompute", "pets")
+    assert after.exit_code == 0, after.stderr
+    assert "wrote cumulative (18 labels)" in after.stdout, after.stdout
+    assert _cumulative_counts(engine) == [36, 18]
+
+    again = cli("recompute", "pets")
+    assert "nothing to write (not_dirty)" in again.stdout, again.stdout
+    forced = cli("recompute", "pets", "--force")
+    assert "wrote cumulative (18 labels)" in forced.stdout, forced.stdout
+    assert _cumulative_counts(engine) == [36, 18, 18]

@@ -33,6 +33,14 @@ def test_an_unknown_kind_names_the_kind_field() -> None:
     assert caught.value.field == "kind"
 
 
+def test_an_unknown_setting_is_named_with_the_kind_and_its_article() -> None:
+    with pytest.raises(Invalid, match=r"^an email channel does not take 'url'") as caught:
+        KINDS["email"].validate("mail", {"url": "http://127.0.0.1:9/"}, LOOPBACK)
+    assert caught.value.field == "url"
+    with pytest.raises(Invalid, match=r"^a webhook channel does not take 'to'"):
+        KINDS["webhook"].validate("hook", {"url": "http://127.0.0.1:9/", "to": ["a@b.c"]}, LOOPBACK)
+
+
 def test_webhook_config_round_trips_and_hides_its_secret() -> None:
     config = KINDS["webhook"].validate("hook", {"url": "http://127.0.0.1:9/"}, LOOPBACK)
     assert isinstance(config, WebhookConfig) and len(config.secret) >= 32  # generated

@@ -6,12 +6,22 @@ import numpy as np
 import pytest
 
 from auditor.stats import compute_measures, group, kappa, tables
-from auditor.stats.rnr import rates_of, split_from_rates
+from auditor.stats.rnr import split_from_rates
 from tests.unit.stats.helpers import NO_CI, from_matrix, from_rows
 
 # Cohen's two raters, yes/no: seeds/kappas-article.md (Ziai 2017), scikit-learn gives 0.35714.
 COHEN_R1 = ["y", "n", "y", "y", "y", "y", "n", "y", "y"]
 COHEN_R2 = ["y", "n", "n", "y", "y", "y", "y", "y", "y"]
+
+
+def rates_of(distributions: np.ndarray) -> tuple[float, float]:
+    """a and b of one item's rater distributions P_l, shape (L, K) (the slides' form),
+    the reference the a, b form of ``split_from_rates`` is checked against."""
+    n = distributions.shape[0]
+    within = float((distributions**2).sum(axis=1).mean())
+    total = distributions.sum(axis=0)
+    between = float(((total**2).sum() - (distributions**2).sum()) / (n * (n - 1)))
+    return within, between
 
 
 def test_cohen_two_raters_article_value() -> None:
