@@ -21,6 +21,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from auditor.storage.models import Label
+from auditor.storage.read_records import HistoryPointRow
 from auditor.storage.snapshot_models import MetricPoint, Snapshot
 
 Executor = Session | Connection
@@ -258,7 +259,7 @@ class SnapshotRepository:
         scopes: Sequence[str] | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[HistoryPointRow]:
         """Points of one metric and subject in as_of order (the index serves this read)."""
         p = MetricPoint
         query = select(
@@ -284,7 +285,7 @@ class SnapshotRepository:
         if until is not None:
             query = query.where(p.as_of <= until)
         rows = self.db.execute(query.order_by(p.as_of, p.scope, p.snapshot_id)).all()
-        return [dict(row._mapping) for row in rows]
+        return [HistoryPointRow(**row._mapping) for row in rows]
 
     def known_metrics(self, project_id: int) -> list[tuple[str, str, str]]:
         """Distinct (metric, subject_kind, subject_id) of a project, for error messages."""

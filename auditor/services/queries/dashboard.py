@@ -19,6 +19,7 @@ from auditor.services import NotFound
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
 from auditor.stats.catalogue import charts_for, sparkline_metric
 from auditor.storage.project_repository import ProjectRecord
+from auditor.storage.read_records import HistoryPointRow
 from auditor.storage.unit_of_work import UnitOfWork
 
 
@@ -184,8 +185,8 @@ class RaterDetail:
     interval_level: float = 0.95
 
 
-def _point(row: dict[str, Any]) -> Point:
-    return Point(row["as_of"], row["value"], row["ci_low"], row["ci_high"], row["n"], row["reason"])
+def _point(row: HistoryPointRow) -> Point:
+    return Point(row.as_of, row.value, row.ci_low, row.ci_high, row.n, row.reason)
 
 
 def _series(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from auditor.services import Invalid, NotFound
 from auditor.snapshots.points import parse_subject
 from auditor.snapshots.scopes import CUMULATIVE, parse_scope
+from auditor.storage.read_records import HistoryPointRow
 from auditor.storage.unit_of_work import UnitOfWork
 
 # Metadata printed beside the `auditor stats --json` shape by `auditor snapshot`.
@@ -31,17 +31,9 @@ SNAPSHOT_METADATA = (
 )
 
 
-@dataclass(frozen=True)
-class HistoryPoint:
-    scope: str
-    as_of: datetime
-    computed_at: datetime
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int | None
-    reason: str | None
-    snapshot_id: int
+# One point of a metric's history: the storage record as it is (scope, as_of, computed_at,
+# value, ci_low, ci_high, n, reason, snapshot_id).
+HistoryPoint = HistoryPointRow
 
 
 def project_id_for(uow: UnitOfWork, slug: str) -> int:
@@ -135,7 +127,7 @@ def metric_history(
             rows = uow.snapshots.history(project_id, metric, kind, other, scope_names, since, until)
         if not rows:
             explain_empty_series(uow, slug, project_id, metric, kind, subject_id, scope_names)
-    return [HistoryPoint(**row) for row in rows]
+    return rows
 
 
 def snapshot_view(
