@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from auditor.services import alerts  # noqa: F401 
 from auditor.services.alerts.channels import ChannelSpec, add_channel
 from auditor.services.alerts.reads import HistoryFilter, alert_history
 from auditor.services.alerts.rules import RuleSpec, add_rule
