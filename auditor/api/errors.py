@@ -19,13 +19,16 @@ from starlette.types import Send
 
 from auditor.api.routing import api_routes
 from auditor.errors import AuditorError, Conflict, Failure, Invalid, NotFound
-from auditor.storage.db import is_connection_error, is_lock_timeout
+from auditor.storage.db import (
+    UNAVAILABLE_RETRY_AFTER_SECONDS,
+    is_connection_error,
+    is_lock_timeout,
+)
 
 log = logging.getLogger(__name__)
 
 BUSY_RETRY_AFTER_SECONDS = 5
 # The database cannot be reached (down, restarting): ask again after this long.
-UNAVAILABLE_RETRY_AFTER_SECONDS = 10
 
 _CODES = {
     400: "bad_request",

@@ -213,6 +213,11 @@ _UNAVAILABLE_CLUES = (
 )
 
 
+# How long a client should wait before retrying after is_connection_error: the API's JSON 503
+# and the dashboard's HTML 503 both say it.
+UNAVAILABLE_RETRY_AFTER_SECONDS = 10
+
+
 def is_connection_error(error: BaseException) -> bool:
     """The database cannot be reached: the connect was refused or timed out, or the server
     went away or is shutting down (checked along the chain of causes, as a service may wrap

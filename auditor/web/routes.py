@@ -23,12 +23,11 @@ from auditor.services import NotFound
 from auditor.services.access.dashboard_sessions import SESSION_LIFETIME, close_session, open_session
 from auditor.services.queries.dashboard import project_detail, projects_overview, rater_detail
 from auditor.services.recompute.health import failures as recompute_failures
-from auditor.storage.db import is_connection_error, make_engine
+from auditor.storage.db import UNAVAILABLE_RETRY_AFTER_SECONDS, is_connection_error, make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from auditor.web.access import COOKIE, DashboardAccess
 
 # Seconds a page of a dashboard whose database is down asks the browser to wait.
-UNAVAILABLE_RETRY_AFTER = 10
 
 
 def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
@@ -72,7 +71,9 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
     def unavailable() -> HTMLResponse:
         message = "The database cannot be reached; try again in a little while."
         page = renderer.page("error.html", title="Database unavailable", message=message)
-        return HTMLResponse(page, 503, headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER)})
+        return HTMLResponse(
+            page, 503, headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_SECONDS)}
+        )
 
     def html_when_down(handler: Callable[..., Any]) -> Callable[..., Any]:
         """A page whose database is down answers an HTML 503 page, not the API's JSON."""
