@@ -13,6 +13,9 @@ Rules
   or when moving the window from its last position to now passed over labels: labeled_at in
   [previous start, new start) left it, labeled_at in (previous end, new end] entered it.
 - A scope that was never computed is dirty when the project has labels at all.
+- A project left with no labels (every import reverted) is dirty once more when its last
+  snapshot still counted labels: the new snapshot reports every measure undefined ("no
+  labels") instead of leaving the numbers of deleted labels as the latest.
 """
 
 from __future__ import annotations
@@ -43,9 +46,10 @@ class ProjectFacts:
 
 
 def has_new_labels(last_cumulative: LastSnapshot | None, facts: ProjectFacts) -> bool:
-    """True when labels arrived since the cumulative snapshot (or it never existed)."""
+    """True when labels arrived since the cumulative snapshot (or it never existed), or when
+    labels left the project since (the count differs; zero when every one was deleted)."""
     if facts.max_label_id is None:
-        return False
+        return last_cumulative is not None and last_cumulative.n_labels != 0
     if last_cumulative is None:
         return True
     return (
@@ -70,6 +74,12 @@ def moved_ranges(last: LastSnapshot, new: Window) -> list[tuple[datetime, dateti
     return ranges
 
 
+def emptied(last: LastSnapshot | None) -> bool:
+    """The scope's last snapshot counted labels (asked when the project has none left: that
+    snapshot's numbers are of deleted labels)."""
+    return last is not None and last.n_labels != 0
+
+
 def scope_is_due(last: LastSnapshot | None, tick: int) -> bool:
     """A scope gets at most one snapshot per tick."""
     return last is None or last.tick < tick
@@ -91,12 +101,14 @@ def decide(
     facts: ProjectFacts,
 ) -> ScopeDecision:
     """Whether ``scope`` needs a snapshot at ``tick``, with the reason (for logs and tests)."""
-    if facts.max_label_id is None:
+    if facts.max_label_id is None and not emptied(last):
         return ScopeDecision(scope, False, "project has no labels")
     if not scope_is_due(last, tick):
         return ScopeDecision(scope, False, f"already has a snapshot for tick {tick}")
     if last is None:
         return ScopeDecision(scope, True, "never computed")
+    if facts.max_label_id is None:
+        return ScopeDecision(scope, True, "every label was deleted")
     if new_labels:
         return ScopeDecision(scope, True, "new labels")
     if scope.is_window and labels_moved:

@@ -5,6 +5,7 @@ The stats explain an undefined measure from the labels they were given ("no pair
 empty because every label is older than the window (a file of last year's labels): the
 reader looks for a pairing problem that does not exist. The window's own reason replaces
 them, naming the window and, when the project has labels, the date of the latest one.
+A project with no labels at all (its imports reverted) says "no labels" in every scope.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import numpy as np
 
 from auditor.domain import from_micros
 from auditor.snapshots.scopes import Scope
+
+NO_LABELS = "no labels"
 
 
 def empty_window_reason(scope: Scope, latest: datetime | None) -> str:
@@ -35,7 +38,10 @@ def explain_empty_window(
     """``rendered`` (a window's measure set) as it is unless the window holds no labels
     (``window_order``, the labeled_at of its labels, is empty); then a copy whose every
     undefined measure, at any depth, has the window's reason. ``all_order`` is the
-    labeled_at (epoch microseconds) of every label of the project."""
+    labeled_at (epoch microseconds) of every label of the project: when it is empty (every
+    import reverted), every scope, the cumulative one too, says ``"no labels"``."""
+    if all_order.shape[0] == 0:
+        return _rewrite(rendered, NO_LABELS)
     if not scope.is_window or window_order.shape[0] > 0:
         return rendered
     latest = from_micros(int(all_order.max())) if all_order.shape[0] else None

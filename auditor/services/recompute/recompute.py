@@ -36,6 +36,7 @@ from auditor.snapshots.dirty import (
     ProjectFacts,
     ScopeDecision,
     decide,
+    emptied,
     has_new_labels,
     moved_ranges,
 )
@@ -143,8 +144,10 @@ def scan_dirty_projects(uow: UnitOfWork, now: datetime | None = None) -> list[Di
         backing_off = uow.health.backing_off(datetime.now(UTC))
         for project in sorted(uow.projects.all(), key=lambda p: p.id):
             max_id, count = facts.get(project.id, (None, 0))
-            if max_id is None or project.id in backing_off:
+            if project.id in backing_off:
                 continue
+            if max_id is None and not emptied(_last(heads.get((project.id, CUMULATIVE)))):
+                continue  # no labels, and no snapshot showing labels it no longer has
             tick = tick_for(now, project.settings.recompute_interval_seconds)
             decisions = _decisions(uow, project, ProjectFacts(max_id, count), heads, tick, now)
             reasons = tuple(f"{d.scope.name}: {d.reason}" for d in decisions if d.dirty)
@@ -255,11 +258,11 @@ def _recompute_locked(
         # This tick's snapshot predates a revert (or --force asks for a new one): an explicit
         # recompute writes at the next free tick rather than nothing. The scan then finds
         # that tick taken and picks up later labels at the one after.
-        taken = not pinned and max_id is not None and _tick_taken(heads, tick)
+        taken = not pinned and _tick_taken(heads, tick)
         if taken and (force or _reverted_since(uow, project_id, heads)):
             tick = max(head.tick for head in heads.values()) + 1
         decisions = _decisions(uow, project, facts, heads, tick, now)
-    if force and max_id is not None:
+    if force and (max_id is not None or heads):
         decisions = [
             dataclasses.replace(d, dirty=True, reason="forced")
             if not d.dirty and not d.reason.startswith("already")

@@ -81,6 +81,22 @@ def test_decide_rules():
     assert not decide(cum, None, 11, False, False, ProjectFacts(None, 0)).dirty
 
 
+def test_a_project_left_without_labels_is_dirty_once():
+    """Every import reverted: the last snapshot's numbers are of deleted labels, so one more
+    snapshot (every measure undefined) is due; after it, or for a project that never had
+    labels, nothing is."""
+    none = ProjectFacts(None, 0)
+    cum, week = Scope(CUMULATIVE), parse_scope("7d")
+    assert has_new_labels(_last(n=50), none)
+    assert not has_new_labels(_last(n=0), none)
+    for scope in (cum, week):
+        decision = decide(scope, _last(n=50), 11, True, False, none)
+        assert decision.dirty and decision.reason == "every label was deleted"
+        assert not decide(scope, _last(tick=11, n=50), 11, True, False, none).dirty
+        assert not decide(scope, _last(n=0), 11, False, False, none).dirty
+        assert not decide(scope, None, 11, False, False, none).dirty
+
+
 def test_moved_ranges_cover_leaving_and_entering():
     old = window_at(parse_scope("7d"), NOW)
     new = window_at(parse_scope("7d"), NOW + timedelta(hours=1))
