@@ -11,6 +11,7 @@ from auditor.cli._common import confirm, unit_of_work
 
 if TYPE_CHECKING:
     from auditor.services.ingest.imports import ImportView
+    from auditor.storage.repeat_repository import Unfulfilled
 
 
 def _line(view: ImportView) -> str:
@@ -23,6 +24,20 @@ def _line(view: ImportView) -> str:
         f"{view.rows} rows, {view.inserted} inserted, {view.duplicates} duplicates\t"
         f"{view.created_by}\t{state}"
     ).rstrip()
+
+
+def repeats_line(undone: Unfulfilled) -> str:
+    """``3 planned repeat(s) these labels fulfilled: 2 open again, 1 expired``."""
+    parts = [
+        f"{count} {what}"
+        for count, what in (
+            (undone.reopened, "open again"),
+            (undone.expired, "expired"),
+            (undone.refulfilled, "fulfilled by a later label"),
+        )
+        if count
+    ]
+    return f"{undone.total} planned repeat(s) these labels fulfilled: {', '.join(parts)}"
 
 
 def register(app: typer.Typer) -> None:
@@ -81,3 +96,5 @@ def register(app: typer.Typer) -> None:
             f"import {result.import_id} reverted: {result.deleted} label(s) deleted; "
             "the next recompute sees the change"
         )
+        if result.repeats.total:
+            typer.echo(repeats_line(result.repeats))

@@ -67,6 +67,44 @@ _SELF_AGREEMENT = text(
 )
 
 
+# Fulfilled repeats whose fulfilling label is gone (an import reverted): oldest plan first.
+_UNFULFILLED = text(
+    """
+    SELECT id, rater_id, item_id, planned_at, expires_at FROM planned_repeats
+    WHERE project_id = :project_id AND status = 'fulfilled'
+      AND fulfilled_label_id IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM labels WHERE labels.id = planned_repeats.fulfilled_label_id)
+    ORDER BY planned_at, id
+    """
+)
+# The label that would have fulfilled the repeat instead: the rater's first remaining label on
+# the item received while the repeat was open, not already the fulfilment of another repeat.
+_NEXT_FULFILMENT = text(
+    """
+    SELECT MIN(id) FROM labels
+    WHERE project_id = :project_id AND item_id = :item_id AND rater_id = :rater_id
+      AND received_at >= :planned_at AND received_at < :expires_at
+      AND id NOT IN (
+          SELECT fulfilled_label_id FROM planned_repeats
+          WHERE project_id = :project_id AND fulfilled_label_id IS NOT NULL
+      )
+    """
+)
+
+
+@dataclass(frozen=True)
+class Unfulfilled:
+    """What became of the fulfilled repeats whose fulfilling label was deleted."""
+
+    reopened: int = 0
+    expired: int = 0
+    refulfilled: int = 0  # a later label of the rater on the item fulfils it now
+
+    @property
+    def total(self) -> int:
+        return self.reopened + self.expired + self.refulfilled
+
+
 @dataclass(frozen=True)
 class RaterFacts:
     n_items: int
@@ -153,6 +191,48 @@ class RepeatRepository:
             return 0
         parameters = {"project_id": project_id, "after": after_label_id or 0, "now": now}
         return affected(self.db.execute(_FULFIL, parameters))
+
+    def unfulfil_deleted(self, project_id: int, now: int) -> Unfulfilled:
+        """Undo the fulfilment of every repeat whose fulfilling label no longer exists.
+
+        Each goes back to what it would be had that label never come: fulfilled by the
+        rater's next label on the item received while it was open, if one remains; else open
+        until ``expires_at``; else expired. Expired, too, when the rater has another open
+        repeat of the item (planned after the fulfilment): at most one is open per rater and
+        item, and the newer one asks for the same look.
+        """
+        found = self.db.execute(_UNFULFILLED, {"project_id": project_id}).all()
+        if not found:
+            return Unfulfilled()
+        for rater_id in sorted({row.rater_id for row in found}):
+            self.lock_rater(rater_id)  # the planner's lock: no open repeat appears meanwhile
+        counts = {"open": 0, "expired": 0, "fulfilled": 0}
+        for row in found:
+            keys = {"project_id": project_id, "rater_id": row.rater_id, "item_id": row.item_id}
+            window = {"planned_at": row.planned_at, "expires_at": row.expires_at}
+            label_id = self.db.execute(_NEXT_FULFILMENT, {**keys, **window}).scalar()
+            if label_id is not None:
+                status = "fulfilled"
+            elif row.expires_at > now and not self._open_exists(**keys):
+                status = "open"
+            else:
+                status = "expired"
+            self.db.execute(
+                update(_repeats)
+                .where(_repeats.c.id == row.id)
+                .values(status=status, fulfilled_label_id=label_id)
+            )
+            counts[status] += 1
+        return Unfulfilled(counts["open"], counts["expired"], counts["fulfilled"])
+
+    def _open_exists(self, project_id: int, rater_id: int, item_id: int) -> bool:
+        statement = select(_repeats.c.id).where(
+            _repeats.c.project_id == project_id,
+            _repeats.c.rater_id == rater_id,
+            _repeats.c.item_id == item_id,
+            _repeats.c.status == "open",
+        )
+        return self.db.execute(statement.limit(1)).first() is not None
 
     def open_items(self, project_id: int, rater_id: int, now: int) -> np.ndarray:
         statement = select(_repeats.c.item_id).where(

@@ -37,10 +37,20 @@ class ImportList(BaseModel):
     imports: list[ImportOut]
 
 
+class RepeatsUndone(BaseModel):
+    """The planned repeats the deleted labels had fulfilled: open again, expired (past their
+    time, or the rater has a newer open repeat of the item), or fulfilled by a later label."""
+
+    reopened: int = 0
+    expired: int = 0
+    refulfilled: int = 0
+
+
 class RevertOut(BaseModel):
     import_id: int
     deleted: int
     reverted_at: datetime
+    repeats: RepeatsUndone
 
 
 def _shown(view: object, ids: PublicIds, project_id: int) -> ImportOut:
@@ -77,7 +87,8 @@ def revert_import(
     slug: Slug, import_id: ImportId, uow: WriteUow, who: Admin, ids: Ids
 ) -> RevertOut:
     """Delete the labels of one import in one transaction (admin). A second revert is 409;
-    snapshots stay, and the history lists the revert under ``reverts``."""
+    snapshots stay, and the history lists the revert under ``reverts``. Planned repeats
+    these labels fulfilled are fulfilled no more (``repeats``: what became of them)."""
     stored = _stored(ids, who.project_id, slug, import_id)
     try:
         result = service.revert_import(uow, slug, stored)
@@ -86,4 +97,12 @@ def revert_import(
     except Conflict as conflict:  # name the import as the caller knows it (opaque)
         said = str(conflict).replace(f"import {stored} ", f"import {import_id} ", 1)
         raise Conflict(said) from None
-    return RevertOut(import_id=import_id, deleted=result.deleted, reverted_at=result.reverted_at)
+    undone = result.repeats
+    return RevertOut(
+        import_id=import_id,
+        deleted=result.deleted,
+        reverted_at=result.reverted_at,
+        repeats=RepeatsUndone(
+            reopened=undone.reopened, expired=undone.expired, refulfilled=undone.refulfilled
+        ),
+    )

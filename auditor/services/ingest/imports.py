@@ -1,9 +1,11 @@
 """Imports as things a team can list, inspect and undo; and deleting a whole project.
 
 A revert deletes the labels of one import in one transaction and marks the record reverted
-(the record stays: the history shows where a revert happened). Snapshots are never touched:
-the next recompute sees fewer labels (its dirty check compares the label count) and writes a
-new snapshot, so the history keeps what was computed before the revert.
+(the record stays: the history shows where a revert happened). In the same transaction, the
+planned repeats those labels fulfilled are fulfilled no more (``unfulfil_deleted``).
+Snapshots are never touched: the next recompute sees fewer labels (its dirty check compares
+the label count; none left is a change too) and writes a new snapshot, so the history keeps
+what was computed before the revert.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from auditor.domain import to_micros
 from auditor.services import Conflict, NotFound
 from auditor.storage.db import utc_now
 from auditor.storage.import_repository import ImportRow
 from auditor.storage.project_repository import ProjectRecord
+from auditor.storage.repeat_repository import Unfulfilled
 from auditor.storage.unit_of_work import UnitOfWork
 
 
@@ -44,6 +48,8 @@ class RevertResult:
     import_id: int
     deleted: int
     reverted_at: datetime
+    # planned repeats these labels had fulfilled, and what became of them
+    repeats: Unfulfilled
 
 
 def _view(record: ImportRow) -> ImportView:
@@ -90,8 +96,10 @@ def revert_import(uow: UnitOfWork, slug: str, import_id: int) -> RevertResult:
             )
         reverted_at = utc_now()
         deleted = uow.imports.revert(record, reverted_at)
+        # A repeat the deleted labels fulfilled is not fulfilled any more: same transaction.
+        repeats = uow.repeats.unfulfil_deleted(project.id, to_micros(reverted_at))
         uow.commit()
-        return RevertResult(import_id, deleted, reverted_at)
+        return RevertResult(import_id, deleted, reverted_at, repeats)
 
 
 def delete_project(uow: UnitOfWork, slug: str) -> dict[str, int]:

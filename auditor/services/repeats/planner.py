@@ -186,8 +186,9 @@ class RaterCoverage:
 
 
 def repeat_status(uow: UnitOfWork, slug: str, now: datetime | None = None) -> list[RaterCoverage]:
-    """Per rater with labels: repeats planned, fulfilled, expired, open; repeated items she has
-    and needs (from her current self-agreement)."""
+    """Per rater with labels or planned repeats: repeats planned, fulfilled, expired, open;
+    repeated items she has and needs (from her current self-agreement). A rater whose labels
+    were all reverted is still listed while she has planned repeats (open again, likely)."""
     at = to_micros(now or utc_now())
     with uow:
         project = uow.require_project(slug)
@@ -197,7 +198,8 @@ def repeat_status(uow: UnitOfWork, slug: str, now: datetime | None = None) -> li
         settings = project.repeat_settings
         level = project.settings.interval_level
     out = []
-    for rater_id, fact in sorted(facts.items(), key=lambda kv: names[kv[0]]):
+    for rater_id in sorted(facts.keys() | counts.keys(), key=lambda r: names[r]):
+        fact = facts.get(rater_id, repo.RaterFacts(0, 0, None))
         c = counts.get(rater_id, repo.Coverage())
         needed = plan.needed_repeats(
             fact.self_agreement, fact.n_repeated, settings.half_width, level

@@ -147,3 +147,63 @@ def test_project_delete_leaves_nothing_of_it_in_any_table(world, monkeypatch) ->
         assert counts.get(beta) == before[table].get(beta), table
     # alert_rule_channels has no project_id: alpha's one link is gone, beta's stays.
     assert after["alert_rule_channels"][-1] == before["alert_rule_channels"][-1] - 1
+
+
+def test_reverting_every_import_leaves_undefined_numbers_everywhere(world) -> None:
+    """Issue 13 item 2: with every import of alpha reverted over HTTP, the next recompute
+    makes the latest snapshot, the history, the dashboard and the Prometheus gauges show no
+    number of the deleted labels: every measure undefined, "no labels"."""
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from auditor.api.prometheus import DatabaseCollector
+    from auditor.config import Settings
+    from auditor.web import install_dashboard
+
+    client = world.client
+    records = client.get("/api/v1/projects/alpha/imports", headers=world.auth()).json()["imports"]
+    assert records
+    for record in records:
+        url = f"/api/v1/projects/alpha/imports/{record['id']}/revert"
+        reverted = client.post(url, headers=world.auth())
+        assert reverted.status_code == 200, reverted.text
+        body = reverted.json()
+        assert body["deleted"] == record["inserted"]
+        assert body["repeats"] == {"reopened": 0, "expired": 0, "refulfilled": 0}
+    engine = make_engine(world.engine_url)
+    try:
+        project_id = find_project_id(UnitOfWork(engine), "alpha")
+        after = recompute_project(UnitOfWork(engine), project_id, now=T0 + timedelta(days=3))
+        assert after.status == "written" and {w.n_labels for w in after.written} == {0}
+        gauges = [
+            sample.labels
+            for family in DatabaseCollector(lambda: UnitOfWork(engine)).collect()
+            if family.name == "auditor_metric_value"
+            for sample in family.samples
+        ]
+    finally:
+        engine.dispose()
+    assert gauges and not [g for g in gauges if g["project"] == "alpha"]  # beta's remain
+
+    latest = client.get("/api/v1/projects/alpha/snapshots/latest", headers=world.auth()).json()
+    assert latest["n_labels"] == 0
+    assert (latest["measures"]["kappa_s"]["value"], latest["measures"]["kappa_s"]["reason"]) == (
+        None,
+        "no labels",
+    )
+    history = client.get(
+        "/api/v1/projects/alpha/history", params={"metric": "kappa_s"}, headers=world.auth()
+    ).json()
+    points = [p for p in history["points"] if p["scope"] == "cumulative"]
+    assert points[0]["value"] is not None
+    assert (points[-1]["value"], points[-1]["reason"]) == (None, "no labels")
+    assert len(history["reverts"]) == len(records)
+
+    # The dashboard's project page renders (a tokenless dashboard on this machine).
+    dashboard = FastAPI()
+    dashboard.state.settings = Settings(database_url=world.engine_url)
+    install_dashboard(dashboard, token="")
+    with TestClient(dashboard, client=("127.0.0.1", 41000)) as browser:
+        page = browser.get("/projects/alpha")
+    assert page.status_code == 200
+    assert "no labels" in page.text
