@@ -10,15 +10,14 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete, func, select, text, update
+from sqlalchemy import ColumnElement, delete, func, select, text
 from sqlalchemy.orm import Session as OrmSession
 
+from auditor.storage import import_leftovers as leftovers
 from auditor.storage.db import affected
 from auditor.storage.import_models import ImportRecord
-from auditor.storage.models import Label, Project, Session
+from auditor.storage.models import Label, Project
 from auditor.storage.schema import METADATA
-
-_CHUNK = 500  # session ids per IN list
 
 # (position in the batch, item id, rater id, session id or None, labeled_at in microseconds)
 Identity = tuple[int, int, int, int | None, int]
@@ -132,48 +131,6 @@ class ImportRepository:
         """Delete the labels of one import."""
         return affected(self.db.execute(delete(Label).where(*self._of_import(record))))
 
-    def _sessions_of_import(self, record: ImportRow) -> list[int]:
-        statement = (
-            select(Label.session_id)
-            .where(*self._of_import(record), Label.session_id.is_not(None))
-            .distinct()
-        )
-        return [i for i in self.db.scalars(statement) if i is not None]
-
-    def fit_sessions(self, project_id: int, session_ids: Sequence[int]) -> tuple[int, int]:
-        """Make each session span its remaining labels again (started_at/ended_at); delete the
-        ones left without labels (sessions exist only through their labels). Returns
-        (narrowed, deleted). One pass over the project's labels: no index has session_id."""
-        narrowed = deleted = 0
-        for start in range(0, len(session_ids), _CHUNK):
-            chunk = list(session_ids[start : start + _CHUNK])
-            spans = self.db.execute(
-                select(Label.session_id, func.min(Label.labeled_at), func.max(Label.labeled_at))
-                .where(Label.project_id == project_id, Label.session_id.in_(chunk))
-                .group_by(Label.session_id)
-            ).all()
-            for session_id, started, ended in spans:
-                narrowed += affected(
-                    self.db.execute(
-                        update(Session)
-                        .where(
-                            Session.id == session_id,
-                            (Session.started_at != started) | (Session.ended_at != ended),
-                        )
-                        .values(started_at=started, ended_at=ended)
-                    )
-                )
-            empty = set(chunk) - {row[0] for row in spans}
-            if empty:
-                deleted += affected(
-                    self.db.execute(
-                        delete(Session).where(
-                            Session.project_id == project_id, Session.id.in_(sorted(empty))
-                        )
-                    )
-                )
-        return narrowed, deleted
-
     def last_revert_at(self, project_id: int) -> datetime | None:
         """When an import of the project was last reverted (None: never)."""
         return self.db.scalar(
@@ -182,10 +139,11 @@ class ImportRepository:
 
     def revert(self, record: ImportRow, at: datetime) -> int:
         """Delete the import's labels and mark it reverted at ``at``; how many went. The
-        sessions those labels were in shrink to the labels they keep (or go)."""
-        sessions = self._sessions_of_import(record)
+        sessions, items and raters of those labels are fitted to what is left
+        (``import_leftovers``)."""
+        before = leftovers.touched(self.db, self._of_import(record))
         deleted = self.delete_import_labels(record)
-        self.fit_sessions(record.project_id, sessions)
+        leftovers.tidy(self.db, record.project_id, before)
         stored = self.db.get_one(ImportRecord, record.id)
         stored.reverted_at, stored.reverted_labels = at, deleted
         self.db.flush()
