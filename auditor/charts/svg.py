@@ -33,6 +33,7 @@ _PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 48, 92, 12, 28
 # point on the axis) stays clear of the value labels left of the plot and of the margin.
 _INSET = 12
 _REFERENCE = "#b22222"
+_MARK = "#555555"
 _AXIS = "#888"
 _GRID = "#e5e5e5"
 
@@ -132,6 +133,28 @@ def _references(frame: _Frame, thresholds: Sequence[tuple[float, str]]) -> list[
     return out
 
 
+def _marks(
+    frame: _Frame, times: list[datetime], marks: Sequence[tuple[datetime, str]]
+) -> list[str]:
+    """A grey dotted vertical line per mark inside the time range, labelled at its top."""
+    if not times:
+        return []
+    first, last = min(times), max(times)
+    out = []
+    for moment, text in marks:
+        if not first <= moment <= last:
+            continue
+        x = frame.x(moment)
+        out.append(
+            f'<g data-mark="{moment.isoformat()}"><title>{escape(text)}</title>'
+            f'<line x1="{x:.1f}" y1="{_PAD_TOP}" x2="{x:.1f}" y2="{frame.bottom:.1f}" '
+            f'stroke="{_MARK}" stroke-dasharray="1 3" stroke-width="1.5"/>'
+            f'<text x="{x + 3:.1f}" y="{_PAD_TOP + 9}" font-size="9" fill="{_MARK}">revert</text>'
+            "</g>"
+        )
+    return out
+
+
 def _band(frame: _Frame, series: ChartSeries) -> list[str]:
     """One polygon per run of consecutive points that all have an interval."""
     runs: list[list[tuple[datetime, float, float]]] = [[]]  # (at, ci_low, ci_high)
@@ -214,11 +237,14 @@ def line_chart(
     bounds: tuple[float, float] = (-1.0, 1.0),
     width: int = 640,
     height: int = 240,
+    marks: Sequence[tuple[datetime, str]] = (),
 ) -> str:
     """A time-series chart: one line per series (dashed ones for rolling windows), its
     interval as a shaded band, reference lines, and a marker per point (hollow on the axis
     when undefined). The value range fits the points and their intervals; a reference line
-    that would flatten the data is left out (``data-thresholds`` lists those drawn)."""
+    that would flatten the data is left out (``data-thresholds`` lists those drawn).
+    ``marks``: moments to mark with a vertical line and a tooltip (an import reverted), drawn
+    when they fall between the first and the last point."""
     times = [p.at for s in series for p in s.points]
     values = [
         v
@@ -242,6 +268,7 @@ def line_chart(
         f"<title>{escape(title or chart_id)}</title>",
         *_axes(frame, times),
         *_references(frame, drawn),
+        *_marks(frame, times, marks),
     ]
     for s in series:
         body.extend(_band(frame, s))

@@ -29,6 +29,7 @@ from auditor.services.queries.dashboard import (
     ProjectDetail,
     RaterRow,
 )
+from auditor.services.queries.reverts import RevertMark
 from auditor.snapshots.scopes import CUMULATIVE
 from auditor.stats.catalogue import METRICS, bounds
 
@@ -86,8 +87,11 @@ def value_bounds(metric: str) -> tuple[float, float]:
     return bounds(metric)
 
 
-def history_chart(history: MetricHistory, chart_id: str | None = None) -> str:
-    """One metric over time: one line and band per scope, threshold lines."""
+def history_chart(
+    history: MetricHistory, chart_id: str | None = None, reverts: Sequence[RevertMark] = ()
+) -> str:
+    """One metric over time: one line and band per scope, threshold lines, and a dotted line
+    where an import was reverted."""
     series = [
         # Windows dashed and in another colour: over a young project they equal the
         # cumulative view and would hide it.
@@ -101,6 +105,7 @@ def history_chart(history: MetricHistory, chart_id: str | None = None) -> str:
         title=history.title,
         thresholds=thresholds,
         bounds=value_bounds(history.metric),
+        marks=[(mark.chart_at, mark.text) for mark in reverts if mark.chart_at is not None],
     )
 
 

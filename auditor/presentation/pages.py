@@ -53,7 +53,10 @@ class Renderer:
     def project_page(self, detail: ProjectDetail, *, generated_at: datetime | None = None) -> str:
         """The project page; with ``generated_at``, the standalone report of that moment: the
         stylesheet inline, no script, no link (see ``auditor.presentation.report``)."""
-        charts = [(history, Markup(history_chart(history))) for history in detail.charts]
+        charts = [
+            (history, Markup(history_chart(history, reverts=detail.reverts)))
+            for history in detail.charts
+        ]
         sparklines = {row.rater: Markup(rater_sparkline(row)) for row in detail.raters}
         heatmap = Markup(pair_heatmap(detail.pair_labels, detail.pairs)) if detail.pairs else None
         alerts = detail.card.alerts

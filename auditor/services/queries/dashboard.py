@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from auditor.services import NotFound
+from auditor.services.queries.reverts import RevertMark, chart_reverts
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
 from auditor.stats.catalogue import charts_for, sparkline_metric
 from auditor.storage.project_repository import ProjectRecord
@@ -111,6 +112,7 @@ class Point:
     ci_high: float | None
     n: int | None
     reason: str | None
+    computed_at: datetime | None = None  # wall clock (as_of may be simulated, as in the demo)
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,7 @@ class ProjectDetail:
     pair_labels: tuple[str, ...]
     pairs: tuple[PairCell, ...]
     categories: tuple[str, ...] = field(default_factory=tuple)
+    reverts: tuple[RevertMark, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,7 @@ class RaterDetail:
 
 
 def _point(row: HistoryPointRow) -> Point:
-    return Point(row.as_of, row.value, row.ci_low, row.ci_high, row.n, row.reason)
+    return Point(row.as_of, row.value, row.ci_low, row.ci_high, row.n, row.reason, row.computed_at)
 
 
 def _series(
@@ -328,6 +331,7 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
             pair_labels=labels,
             pairs=pairs,
             categories=tuple(c.name for c in uow.projects.categories(row.id)),
+            reverts=chart_reverts(uow, row.id, charts[0].series[0].points if charts else ()),
         )
 
 

@@ -207,3 +207,8 @@ def test_reverting_every_import_leaves_undefined_numbers_everywhere(world) -> No
         page = browser.get("/projects/alpha")
     assert page.status_code == 200
     assert "no labels" in page.text
+    counts = " ".join(page.text.split())  # the template breaks the line
+    assert "0 labels of 0 items by 0 raters in 0 sessions" in counts
+    # each revert listed under the charts; a dotted line on them where it fell between snapshots
+    assert page.text.count("data-revert=") == len(records)
+    assert "data-mark=" in page.text
