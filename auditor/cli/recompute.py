@@ -40,7 +40,28 @@ def _number(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
-def _render_history(points: list[Any], output: OutputFormat) -> str:
+def _revert_line(mark: dict[str, Any]) -> str:
+    when = mark["reverted_at"].isoformat(timespec="seconds")
+    return (
+        f"-- {when} import {mark['import_id']} ({mark['source']}) reverted: "
+        f"{mark['labels']} label(s) removed"
+    )
+
+
+def _with_reverts(lines: list[str], points: list[Any], reverts: list[dict[str, Any]]) -> list[str]:
+    """The table's rows with a line per revert before the first row computed after it."""
+    pending = sorted(reverts, key=lambda mark: mark["reverted_at"])
+    out = lines[:1]
+    for line, point in zip(lines[1:], points, strict=True):
+        while pending and point.computed_at > pending[0]["reverted_at"]:
+            out.append(_revert_line(pending.pop(0)))
+        out.append(line)
+    return out + [_revert_line(mark) for mark in pending]
+
+
+def _render_history(
+    points: list[Any], output: OutputFormat, reverts: list[dict[str, Any]] | None = None
+) -> str:
     fields = ("as_of", "scope", "value", "ci_low", "ci_high", "n", "reason")
     records = [
         {
@@ -69,7 +90,7 @@ def _render_history(points: list[Any], output: OutputFormat) -> str:
             f"{_number(r['ci_low']):>8} {_number(r['ci_high']):>8} {r['n'] or '':>7}"
             + (f"  {r['reason']}" if r["reason"] else "")
         )
-    return "\n".join(lines)
+    return "\n".join(_with_reverts(lines, points, reverts or []))
 
 
 def recompute(
@@ -118,7 +139,8 @@ def history(
     until: str | None = typer.Option(None, "--until", help="ISO 8601, inclusive."),
     output: OutputFormat = typer.Option(OutputFormat.TABLE, "--format"),
 ) -> None:
-    """The values of one metric over time, one row per snapshot."""
+    """The values of one metric over time, one row per snapshot; in the table, a line where
+    an import was reverted (its labels left the project)."""
     points = metric_history(
         unit_of_work(),
         project,
@@ -132,7 +154,10 @@ def history(
     if hint is not None:
         typer.echo(hint, err=True)  # stdout keeps its shape (an empty list, a header)
     if hint is None or output is not OutputFormat.TABLE:
-        typer.echo(_render_history(points, output))
+        from auditor.services.ingest.imports import revert_marks
+
+        shown = revert_marks(unit_of_work(), project) if output is OutputFormat.TABLE else []
+        typer.echo(_render_history(points, output, shown))
 
 
 def snapshot(

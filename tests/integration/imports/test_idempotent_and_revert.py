@@ -241,3 +241,28 @@ def test_the_recompute_after_a_revert_sees_it_and_force_always_writes(
     forced = cli("recompute", "pets", "--force")
     assert "wrote cumulative (18 labels)" in forced.stdout, forced.stdout
     assert _cumulative_counts(engine) == [36, 18, 18]
+
+
+def test_history_table_marks_each_revert_where_it_happened(cli, tmp_path) -> None:
+    assert cli("import", "pets", _file(tmp_path, TIMED)).exit_code == 0
+    later = [line.replace("2024-05-01", "2024-05-02") for line in TIMED]
+    assert cli("import", "pets", _file(tmp_path, later, "later.csv")).exit_code == 0
+    assert "wrote" in cli("recompute", "pets").stdout
+    first_id, second_id = (r["id"] for r in _imports(cli))
+    for import_id in (second_id, first_id):
+        assert cli("imports", "revert", "pets", str(import_id), "--yes").exit_code == 0
+        done = cli("recompute", "pets")
+        assert done.exit_code == 0 and "wrote cumulative" in done.stdout, done.stdout
+    assert "every label was deleted" in done.stdout
+    shown = cli("history", "pets", "--metric", "kappa_s", "--scope", "cumulative")
+    assert shown.exit_code == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert [line.split()[0][:2] for line in lines[1:]] == ["20", "--", "20", "--", "20"]
+    assert lines[2].endswith(f"import {second_id} (later.csv) reverted: 18 label(s) removed")
+    assert lines[4].endswith(f"import {first_id} (labels.csv) reverted: 18 label(s) removed")
+    assert lines[5].endswith("no labels")
+    # JSON and CSV keep their shape: one record per snapshot
+    as_json = cli(
+        "history", "pets", "--metric", "kappa_s", "--scope", "cumulative", "--format", "json"
+    )
+    assert len(json.loads(as_json.stdout)) == 3
