@@ -139,8 +139,9 @@ def history(
     until: str | None = typer.Option(None, "--until", help="ISO 8601, inclusive."),
     output: OutputFormat = typer.Option(OutputFormat.TABLE, "--format"),
 ) -> None:
-    """The values of one metric over time, one row per snapshot; in the table, a line where
-    an import was reverted (its labels left the project)."""
+    """The values of one metric over time, one row per snapshot.
+
+    In the table, a line where an import was reverted (its labels left the project)."""
     points = metric_history(
         unit_of_work(),
         project,
