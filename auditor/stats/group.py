@@ -9,9 +9,11 @@ against the same chance model.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from auditor.stats.intervals import jackknife
+from auditor.stats.intervals import jackknife_from_spread
 from auditor.stats.tables import Cells, GroupTable
 from auditor.stats.totals import EPS, ItemTotals, safe_ratio
 
@@ -86,13 +88,48 @@ def model_scores(
     return ItemTotals(s_features, _s_from, used), ItemTotals(va_features, _va_from, used)
 
 
-def leave_one_out_s(
-    table: GroupTable, bias: np.ndarray, summed: np.ndarray, squares: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """S of every human rater against the others, on its items with m_u >= 3.
+# Labels per pass of the per-rater jackknife: bounds its (labels, ) temporaries (8 MB each).
+LABEL_CHUNK = 1 << 20
 
-    bias : v (R, K); summed, squares : sums over raters present of v_pc and v_pc^2, (N, K).
-    Returns (S (R,) NaN where undefined, item counts (R,)).
+
+@dataclass(frozen=True)
+class AgainstGroup:
+    """Every human rater's S against the others, with its jackknife interval (NaN where none).
+
+    value, low, high : (R,) float; n : (R,) items used (labels on items with m_u >= 3).
+    """
+
+    value: np.ndarray
+    n: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def _without_rater(table: GroupTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per (item, category), flat (N K,): a label's Ao and Amax on its item once the label's
+    rater is removed, each over (m_u - 1)(m_u - 2) pairs (0 on items with m_u = 2); and the
+    inverse 1 / ((m_u - 1)(m_u - 2)) per item (N,), 0 where m_u = 2."""
+    m = table.m
+    inverse = np.zeros(m.shape[0])
+    three = m >= 3
+    inverse[three] = 1.0 / ((m[three] - 1) * (m[three] - 2))
+    # (N, K) temporaries are released as soon as they are used: at 10M labels each is ~40 MB.
+    best = _best_left(table.counts)
+    best *= inverse[:, None]
+    own = ((table.counts - 1) * (table.counts - 2)).astype(float)  # pairs left without p
+    own *= inverse[:, None]
+    return own.ravel(), best.ravel(), inverse
+
+
+def _totals(
+    table: GroupTable,
+    bias: np.ndarray,
+    summed: np.ndarray,
+    squares: np.ndarray,
+    lookups: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> np.ndarray:
+    """Per rater, totals [n, Ao sum, Amax sum, share (K), chance (K)] (R, 3 + 2K) over its
+    labels on items with m_u >= 3.
 
     Without rater p on item u the group counts are c_u - e_{c_p} and the chance terms use
     s_uc - v_pc and s2_uc - v_pc^2, so p's summed chance on category c is
@@ -100,40 +137,22 @@ def leave_one_out_s(
     one product with the presence matrix instead of a pass over labels per category.
     """
     n_raters, k = bias.shape
+    observed_uc, best_uc, inverse = lookups
     m = table.m
-    n_items = m.shape[0]
-    inverse = np.zeros(n_items)
-    three = m >= 3
-    inverse[three] = 1.0 / ((m[three] - 1) * (m[three] - 2))
-    # Per (item, category) values of a label with that category; items with m_u = 2 get 0.
-    # (N, K) temporaries are released as soon as they are used: at 10M labels each is ~40 MB.
-    agree = table.counts * (table.counts - 1)
-    best_category = agree.argmax(axis=1)
-    best = agree.max(axis=1)
-    agree[np.arange(n_items), best_category] = -1
-    second = agree.max(axis=1)
-    del agree
-    best_uc = np.where(
-        best_category[:, None] == np.arange(k)[None, :], second[:, None], best[:, None]
-    ).astype(float)
-    own = ((table.counts - 1) * (table.counts - 2)).astype(float)  # pairs left without p
-    np.maximum(best_uc, own, out=best_uc)
-    best_uc *= inverse[:, None]
-    own *= inverse[:, None]
-    observed_uc = own.ravel()
-    best_uc = best_uc.ravel()
     code = table.label_code
     rater = table.label_rater
-    observed = np.bincount(rater, weights=observed_uc[code], minlength=n_raters)
-    amax = np.bincount(rater, weights=best_uc[code], minlength=n_raters)
+    totals = np.empty((n_raters, 3 + 2 * k))
+    totals[:, 1] = np.bincount(rater, weights=observed_uc[code], minlength=n_raters)
+    totals[:, 2] = np.bincount(rater, weights=best_uc[code], minlength=n_raters)
     # p's labels on items with m_u >= 3: all its pairable labels minus those on m_u = 2 items
     two = np.flatnonzero(m == 2)
     first_two = np.concatenate([table.starts[two], table.starts[two] + 1])
     share = table.rater_counts - np.bincount(
         rater[first_two] * k + table.label_category[first_two], minlength=n_raters * k
     ).reshape(n_raters, k)
-    n = share.sum(axis=1).astype(float)
-    per_item = np.empty((n_items, 2 * k + 1))
+    totals[:, 3 : 3 + k] = share
+    totals[:, 0] = share.sum(axis=1)
+    per_item = np.empty((m.shape[0], 2 * k + 1))
     np.multiply(summed, summed, out=per_item[:, :k])
     per_item[:, :k] -= squares
     per_item[:, :k] *= inverse[:, None]
@@ -141,9 +160,22 @@ def leave_one_out_s(
     per_item[:, 2 * k] = inverse
     sums = table.sum_over_items(per_item)
     del per_item
-    chance_by = sums[:, :k] - 2.0 * bias * sums[:, k : 2 * k] + 2.0 * bias**2 * sums[:, 2 * k :]
-    ae = safe_ratio((share * chance_by).sum(axis=1), n**2)
-    return s_from(safe_ratio(observed, n), ae, safe_ratio(amax, n)), n.astype(np.int64)
+    totals[:, 3 + k :] = (
+        sums[:, :k] - 2.0 * bias * sums[:, k : 2 * k] + 2.0 * bias**2 * sums[:, 2 * k :]
+    )
+    return totals
+
+
+def leave_one_out_s(
+    table: GroupTable, bias: np.ndarray, summed: np.ndarray, squares: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """S of every human rater against the others, on its items with m_u >= 3.
+
+    bias : v (R, K); summed, squares : sums over raters present of v_pc and v_pc^2, (N, K).
+    Returns (S (R,) NaN where undefined, item counts (R,)).
+    """
+    result = against_group(table, bias, summed, squares, None)
+    return result.value, result.n
 
 
 def _s_of_totals(totals: np.ndarray, k: int) -> np.ndarray:
@@ -179,66 +211,118 @@ def leave_one_out_s_intervals(
     squares: np.ndarray,
     level: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Jackknife intervals of every human rater's S against the others, (low, high) each (R,).
+    """Jackknife intervals of every human rater's S against the others, (low, high) each (R,)."""
+    result = against_group(table, bias, summed, squares, level)
+    return result.low, result.high
+
+
+def against_group(
+    table: GroupTable,
+    bias: np.ndarray,
+    summed: np.ndarray,
+    squares: np.ndarray,
+    level: float | None,
+) -> AgainstGroup:
+    """S of every human rater against the others, and its jackknife interval at ``level``
+    (None: no interval).
 
     Deleting an item the rater did not label leaves its S unchanged (the biases v are fixed),
     so the delete-one values run over the rater's own items: per label l the features
-    [1, Ao_l, Amax_l, onehot(c_l), Ae_l(c)] are subtracted from the rater's totals. Ao_l and
-    Amax_l are looked up in (N, K) tables by the label's (item, category); only Ae_l (labels
-    of one rater, K) is materialised. One rater at a time keeps memory at O(labels of one
-    rater * K). NaN where undefined.
+    [1, Ao_l, Amax_l, onehot(c_l), Ae_l(c)] are subtracted from the rater's totals. With
+    Ae_l(c) = w_u [E_uc - 2 v_pc s_uc + 2 v_pc^2] (E = s^2 - s2, w_u the inverse pair count),
+    the one product that needs the label's K chance terms,
+
+        (T_p - Ae_l) . (share_p - e_c) = T_p . (share_p - e_c)
+            - w_u [E_u . share_p - 2 s_u . (v_p share_p) + 2 v_p^2 . share_p - Ae_l(c) / w_u],
+
+    takes an (item, rater) product and (item, category) and (rater, category) lookups: no
+    (labels, K) array. The per-rater means and spreads are bincounts over the labels.
     """
     n_raters, k = bias.shape
-    m = table.m
+    lookups = _without_rater(table)
+    totals = _totals(table, bias, summed, squares, lookups)
+    n = totals[:, 0]
+    estimate = _s_of_totals(totals, k)
     low, high = np.full(n_raters, np.nan), np.full(n_raters, np.nan)
-    inverse = np.zeros(m.shape[0])
-    three = m >= 3
-    inverse[three] = 1.0 / ((m[three] - 1) * (m[three] - 2))
-    own_left = ((table.counts - 1) * (table.counts - 2)).astype(float).ravel()
-    best_left = _best_left(table.counts).ravel()
+    result = AgainstGroup(estimate, n.astype(np.int64), low, high)
+    usable = (n >= 2) & np.isfinite(estimate)
+    if level is None or not usable.any():
+        return result
+    observed_uc, best_uc, inverse = lookups
+    share, chance = totals[:, 3 : 3 + k], totals[:, 3 + k :]
+    # Per label l of rater p with category c on item u, with r = 1 / (n_p - 1):
+    #   dot_l = (T_p - Ae_l) . (share_p - e_c)
+    #         = T_p . (share_p - e_c) - w_u [E_u . share_p - 2 s_u . (v_p share_p)
+    #           + 2 v_p^2 . share_p] + w_u E_uc - 2 v_pc w_u s_uc + 2 v_pc^2 w_u
+    #   value_l = (Ao_p - ao_l - r dot_l) / (Amax_p - amax_l - r dot_l)
+    # Each term is looked up in one table by (item, category), by (rater, category) or by
+    # (item, rater): three row lookups per label.
+    excess = summed**2 - squares
+    # columns apart: a lookup of one float per label is several times cheaper than of a row
+    by_uc = (
+        observed_uc,
+        best_uc,
+        (excess * inverse[:, None]).ravel(),
+        (summed * inverse[:, None]).ravel(),
+        np.repeat(inverse, k),
+    )
+    left = np.maximum(n - 1.0, 1.0)
+    rate = np.repeat(1.0 / left, k)
+    by_pc = (
+        ((chance * share).sum(axis=1)[:, None] - chance).ravel() * rate,
+        2.0 * bias.ravel() ** 2 * rate,
+        2.0 * bias.ravel() * rate,
+        np.repeat(totals[:, 1], k),
+        np.repeat(totals[:, 2], k),
+        rate,
+    )
+    by_item = np.hstack([excess, summed, np.ones((excess.shape[0], 1))]) * inverse[:, None]
+    by_rater = np.column_stack([share, -2.0 * bias * share, 2.0 * (bias**2 * share).sum(axis=1)])
+    by_rater /= left[:, None]
+    # dense table: one (N, R) product, the size of the presence matrix
+    product = (by_item @ by_rater.T).ravel() if table.presence is not None else None
+    n_labels = table.label_item.shape[0]
+    values = np.empty(n_labels)
+    for first in range(0, n_labels, LABEL_CHUNK):  # chunks bound memory; not a loop per label
+        last = min(first + LABEL_CHUNK, n_labels)
+        item, rater = table.label_item[first:last], table.label_rater[first:last]
+        code = table.label_code[first:last]
+        rc = rater * k
+        rc += table.label_category[first:last]
+        if product is None:
+            shift = np.einsum("lf,lf->l", by_item[item], by_rater[rater])
+        else:
+            shift = product[item * n_raters + rater]
+        # shift = -r dot_l, r folded into the (rater, category) and (item, rater) terms
+        weight = by_uc[4][code]
+        shift -= by_pc[0][rc]
+        shift -= by_pc[1][rc] * weight
+        shift += by_pc[2][rc] * by_uc[3][code]
+        shift -= by_uc[2][code] * by_pc[5][rc]
+        numerator = by_pc[3][rc]
+        numerator -= by_uc[0][code]
+        numerator += shift
+        denominator = by_pc[4][rc]
+        denominator -= by_uc[1][code]
+        denominator += shift
+        # S is undefined when the room Amax' - Ae' = r (Amax_p - amax_l - r dot_l) vanishes
+        room = denominator * by_pc[5][rc] > EPS
+        chunk = values[first:last]
+        np.divide(numerator, denominator, out=chunk, where=room)
+        chunk[~room] = np.nan
+        chunk[weight == 0] = 0.0  # labels on items with m_u = 2 do not count
     rater = table.label_rater
-    if n_raters < np.iinfo(np.int16).max:
-        rater = rater.astype(np.int16)  # a stable sort of 16-bit keys is a radix sort
-    order = np.argsort(rater, kind="stable")
-    del rater
-    bounds = np.searchsorted(table.label_rater[order], np.arange(n_raters + 1))
-    for p in range(n_raters):  # bounded by the number of raters
-        mine = order[bounds[p] : bounds[p + 1]]
-        mine = mine[three[table.label_item[mine]]]
-        if mine.shape[0] < 2:
-            continue
-        item, given = table.label_item[mine], table.label_category[mine]
-        code = table.label_code[mine]
-        weight = inverse[item]
-        ao = own_left[code] * weight
-        amax = best_left[code] * weight
-        own = bias[p][None, :]
-        chance = summed[item]
-        chance -= own
-        np.square(chance, out=chance)
-        left_squares = squares[item]
-        left_squares -= own**2
-        chance -= left_squares
-        del left_squares
-        chance *= weight[:, None]
-        share = np.bincount(given, minlength=k).astype(float)
-        n = float(mine.shape[0])
-        totals = np.concatenate([[n, ao.sum(), amax.sum()], share, chance.sum(axis=0)])
-        estimate = float(_s_of_totals(totals, k))
-        if not np.isfinite(estimate):
-            continue
-        # (share - e_c) . (chance total - Ae_l) = (chance total - Ae_l) . share - its c entry
-        np.subtract(totals[3 + k :], chance, out=chance)
-        dot = chance @ share
-        dot -= chance[np.arange(mine.shape[0]), given]
-        del chance
-        left = n - 1.0
-        values = s_from(
-            safe_ratio(totals[1] - ao, left),
-            safe_ratio(dot, left**2),
-            safe_ratio(totals[2] - amax, left),
-        )
-        interval = jackknife(estimate, values, level)
+    broken = np.bincount(rater, weights=~np.isfinite(values), minlength=n_raters)
+    mean = np.bincount(rater, weights=values, minlength=n_raters) / np.maximum(n, 1.0)
+    counted = inverse[table.label_item] > 0
+    values -= mean[rater]
+    values[~counted] = 0.0
+    np.square(values, out=values)
+    spread = np.bincount(rater, weights=values, minlength=n_raters)
+    del values
+    usable &= broken == 0
+    for p in np.flatnonzero(usable):  # bounded by the number of raters
+        interval = jackknife_from_spread(float(estimate[p]), float(spread[p]), int(n[p]), level)
         if interval[0] is not None:
             low[p], high[p] = interval[0], interval[1]
-    return low, high
+    return result

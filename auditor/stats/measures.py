@@ -283,13 +283,17 @@ def compute_measures(
     # per-rater intervals, which have the largest temporaries (~300 MB at 10M labels)
     del estimators, bounds
 
-    s_value, s_n = group.leave_one_out_s(table, bias, summed, squares)
-    s_low = s_high = None
-    if settings.interval_method != IntervalMethod.NONE:
-        s_low, s_high = group.leave_one_out_s_intervals(
-            table, bias, summed, squares, settings.interval_level
-        )
-    s_vs_group = (s_value, s_n, s_low, s_high)
+    # S against the group has jackknife intervals whatever the method (as documented)
+    wanted = settings.interval_method != IntervalMethod.NONE
+    against = group.against_group(
+        table, bias, summed, squares, settings.interval_level if wanted else None
+    )
+    s_vs_group = (
+        against.value,
+        against.n,
+        against.low if wanted else None,
+        against.high if wanted else None,
+    )
     return MeasureSet(
         n_labels=labels.n_labels,
         n_items=labels.n_items,
