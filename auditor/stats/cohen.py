@@ -34,8 +34,10 @@ def _tally_by_rater_pairs(table: GroupTable) -> np.ndarray:
     """Confusion counts, flat (R * R * K * K,), from one column per rater: with few raters a
     ``bincount`` per rater pair over the items is cheaper than enumerating label pairs."""
     n_raters, k = table.rater_counts.shape
-    given = np.zeros((n_raters, table.n_pairable), dtype=np.int16)  # 0: not labeled
-    given[table.label_rater, table.label_item] = table.label_category + 1
+    # 0: not labeled; written in label order (item, rater), then one transposing copy
+    given = np.zeros((table.n_pairable, n_raters), dtype=np.int16)
+    given[table.label_item, table.label_rater] = table.label_category + 1
+    given = given.T.copy()
     tally = np.zeros((n_raters, n_raters, k * k), dtype=np.int64)
     cells = (k + 1) ** 2
     for a in range(n_raters - 1):  # bounded by the number of raters

@@ -88,8 +88,9 @@ def model_scores(
     return ItemTotals(s_features, _s_from, used), ItemTotals(va_features, _va_from, used)
 
 
-# Labels per pass of the per-rater jackknife: bounds its (labels, ) temporaries (8 MB each).
-LABEL_CHUNK = 1 << 20
+# Labels per pass of the per-rater jackknife: its (chunk,) temporaries (512 kB each) stay in
+# cache, several times faster than passes over all labels.
+LABEL_CHUNK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -114,9 +115,11 @@ def _without_rater(table: GroupTable) -> tuple[np.ndarray, np.ndarray, np.ndarra
     three = m >= 3
     inverse[three] = 1.0 / ((m[three] - 1) * (m[three] - 2))
     # (N, K) temporaries are released as soon as they are used: at 10M labels each is ~40 MB.
-    best = _best_left(table.counts)
+    counts = table.counts.astype(float)
+    own = (counts - 1.0) * (counts - 2.0)  # pairs left without p
+    best = _best_left(counts, own)
+    del counts
     best *= inverse[:, None]
-    own = ((table.counts - 1) * (table.counts - 2)).astype(float)  # pairs left without p
     own *= inverse[:, None]
     return own.ravel(), best.ravel(), inverse
 
@@ -127,9 +130,10 @@ def _totals(
     summed: np.ndarray,
     squares: np.ndarray,
     lookups: tuple[np.ndarray, np.ndarray, np.ndarray],
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per rater, totals [n, Ao sum, Amax sum, share (K), chance (K)] (R, 3 + 2K) over its
-    labels on items with m_u >= 3.
+    labels on items with m_u >= 3; and w_u (s_u^2 - s2_u), w_u s_u (N, K) (w_u the lookups'
+    inverse pair count).
 
     Without rater p on item u the group counts are c_u - e_{c_p} and the chance terms use
     s_uc - v_pc and s2_uc - v_pc^2, so p's summed chance on category c is
@@ -142,8 +146,11 @@ def _totals(
     code = table.label_code
     rater = table.label_rater
     totals = np.empty((n_raters, 3 + 2 * k))
-    totals[:, 1] = np.bincount(rater, weights=observed_uc[code], minlength=n_raters)
-    totals[:, 2] = np.bincount(rater, weights=best_uc[code], minlength=n_raters)
+    totals[:, 1:3] = 0.0
+    for first in range(0, code.shape[0], LABEL_CHUNK):  # chunks stay in cache
+        chunk, mine = code[first : first + LABEL_CHUNK], rater[first : first + LABEL_CHUNK]
+        totals[:, 1] += np.bincount(mine, weights=observed_uc[chunk], minlength=n_raters)
+        totals[:, 2] += np.bincount(mine, weights=best_uc[chunk], minlength=n_raters)
     # p's labels on items with m_u >= 3: all its pairable labels minus those on m_u = 2 items
     two = np.flatnonzero(m == 2)
     first_two = np.concatenate([table.starts[two], table.starts[two] + 1])
@@ -152,18 +159,15 @@ def _totals(
     ).reshape(n_raters, k)
     totals[:, 3 : 3 + k] = share
     totals[:, 0] = share.sum(axis=1)
-    per_item = np.empty((m.shape[0], 2 * k + 1))
-    np.multiply(summed, summed, out=per_item[:, :k])
-    per_item[:, :k] -= squares
-    per_item[:, :k] *= inverse[:, None]
-    np.multiply(summed, inverse[:, None], out=per_item[:, k : 2 * k])
-    per_item[:, 2 * k] = inverse
-    sums = table.sum_over_items(per_item)
-    del per_item
-    totals[:, 3 + k :] = (
-        sums[:, :k] - 2.0 * bias * sums[:, k : 2 * k] + 2.0 * bias**2 * sums[:, 2 * k :]
-    )
-    return totals
+    # w_u (s_u^2 - s2_u) and w_u s_u (N, K), kept for the jackknife's per-label terms
+    excess = summed * summed
+    excess -= squares
+    excess *= inverse[:, None]
+    scaled = summed * inverse[:, None]
+    totals[:, 3 + k :] = table.sum_over_items(excess)
+    totals[:, 3 + k :] -= 2.0 * bias * table.sum_over_items(scaled)
+    totals[:, 3 + k :] += 2.0 * bias**2 * table.sum_over_items(inverse[:, None])
+    return totals, excess, scaled
 
 
 def leave_one_out_s(
@@ -185,23 +189,23 @@ def _s_of_totals(totals: np.ndarray, k: int) -> np.ndarray:
     return s_from(safe_ratio(totals[..., 1], n), ae, safe_ratio(totals[..., 2], n))
 
 
-def _best_left(counts: np.ndarray) -> np.ndarray:
+def _best_left(counts: np.ndarray, own: np.ndarray) -> np.ndarray:
     """Per (item, category), the most agreeing pairs of one category once a label of that
     category is removed: max(max over other c' of c_uc' (c_uc' - 1), (c_uc - 1)(c_uc - 2)),
-    shape (N, K) float (exact integers)."""
-    n_items, k = counts.shape
-    agree = counts * (counts - 1)
-    best_category = agree.argmax(axis=1)
-    best = agree.max(axis=1)
-    agree[np.arange(n_items), best_category] = -1
-    second = agree.max(axis=1)
-    del agree
-    left = np.where(
-        best_category[:, None] == np.arange(k)[None, :], second[:, None], best[:, None]
-    ).astype(float)
-    np.maximum(left, (counts - 1) * (counts - 2), out=left)
-    result: np.ndarray = left
-    return result
+    shape (N, K) float (exact integers). counts : c_uc as float; own : (c_uc - 1)(c_uc - 2).
+
+    A label of a category below the item's best leaves the best in place; one of a best
+    category leaves the larger of the second best (the best again on a tie) and its own.
+    """
+    agree = counts * (counts - 1.0)
+    best = agree[:, 0].copy()
+    second = np.full(best.shape[0], -1.0)
+    for c in range(1, counts.shape[1]):  # bounded by the number of categories
+        np.maximum(second, np.minimum(best, agree[:, c]), out=second)
+        np.maximum(best, agree[:, c], out=best)
+    left = np.maximum(second[:, None], own)
+    np.copyto(left, best[:, None], where=agree < best[:, None])
+    return left
 
 
 def leave_one_out_s_intervals(
@@ -240,7 +244,7 @@ def against_group(
     """
     n_raters, k = bias.shape
     lookups = _without_rater(table)
-    totals = _totals(table, bias, summed, squares, lookups)
+    totals, excess, scaled = _totals(table, bias, summed, squares, lookups)
     n = totals[:, 0]
     estimate = _s_of_totals(totals, k)
     low, high = np.full(n_raters, np.nan), np.full(n_raters, np.nan)
@@ -255,72 +259,81 @@ def against_group(
     #         = T_p . (share_p - e_c) - w_u [E_u . share_p - 2 s_u . (v_p share_p)
     #           + 2 v_p^2 . share_p] + w_u E_uc - 2 v_pc w_u s_uc + 2 v_pc^2 w_u
     #   value_l = (Ao_p - ao_l - r dot_l) / (Amax_p - amax_l - r dot_l)
-    # Each term is looked up in one table by (item, category), by (rater, category) or by
-    # (item, rater): three row lookups per label.
-    excess = summed**2 - squares
-    # columns apart: a lookup of one float per label is several times cheaper than of a row
-    by_uc = (
-        observed_uc,
-        best_uc,
-        (excess * inverse[:, None]).ravel(),
-        (summed * inverse[:, None]).ravel(),
-        np.repeat(inverse, k),
-    )
+    # Each term is looked up by (item, category), (rater, category), rater or (item, rater),
+    # one float at a time (several times cheaper than a row), in label chunks that stay in
+    # cache.
+    by_uc = (observed_uc, best_uc, excess.ravel(), scaled.ravel())
     left = np.maximum(n - 1.0, 1.0)
-    rate = np.repeat(1.0 / left, k)
+    rate = 1.0 / left
+    base = ((chance * share).sum(axis=1)[:, None] - chance) * rate[:, None]
     by_pc = (
-        ((chance * share).sum(axis=1)[:, None] - chance).ravel() * rate,
-        2.0 * bias.ravel() ** 2 * rate,
-        2.0 * bias.ravel() * rate,
-        np.repeat(totals[:, 1], k),
-        np.repeat(totals[:, 2], k),
-        rate,
+        (totals[:, 1:2] - base).ravel(),  # Ao_p - r T_p . (share_p - e_c)
+        (totals[:, 2:3] - base).ravel(),  # Amax_p - r T_p . (share_p - e_c)
+        (2.0 * bias * rate[:, None]).ravel(),
+        (-2.0 * bias**2 * rate[:, None]).ravel(),
     )
-    by_item = np.hstack([excess, summed, np.ones((excess.shape[0], 1))]) * inverse[:, None]
-    by_rater = np.column_stack([share, -2.0 * bias * share, 2.0 * (bias**2 * share).sum(axis=1)])
-    by_rater /= left[:, None]
-    # dense table: one (N, R) product, the size of the presence matrix
-    product = (by_item @ by_rater.T).ravel() if table.presence is not None else None
+    per_rater = (share * rate[:, None], -2.0 * bias * share * rate[:, None])
+    constant = 2.0 * (bias**2 * share).sum(axis=1) * rate
     n_labels = table.label_item.shape[0]
+    skipped = bool((table.m == 2).any())  # labels on items with m_u = 2 do not count
     values = np.empty(n_labels)
+    sums, room_lacking = np.zeros(n_raters), np.zeros(n_raters)
     for first in range(0, n_labels, LABEL_CHUNK):  # chunks bound memory; not a loop per label
         last = min(first + LABEL_CHUNK, n_labels)
         item, rater = table.label_item[first:last], table.label_rater[first:last]
         code = table.label_code[first:last]
-        rc = rater * k
-        rc += table.label_category[first:last]
-        if product is None:
-            shift = np.einsum("lf,lf->l", by_item[item], by_rater[rater])
-        else:
-            shift = product[item * n_raters + rater]
-        # shift = -r dot_l, r folded into the (rater, category) and (item, rater) terms
-        weight = by_uc[4][code]
-        shift -= by_pc[0][rc]
-        shift -= by_pc[1][rc] * weight
-        shift += by_pc[2][rc] * by_uc[3][code]
-        shift -= by_uc[2][code] * by_pc[5][rc]
-        numerator = by_pc[3][rc]
-        numerator -= by_uc[0][code]
-        numerator += shift
-        denominator = by_pc[4][rc]
+        pc = rater * k
+        pc += table.label_category[first:last]
+        if table.presence is None:  # sparse: row by row
+            shift = np.einsum("lf,lf->l", excess[item], per_rater[0][rater])
+            shift += np.einsum("lf,lf->l", scaled[item], per_rater[1][rater])
+            shift += inverse[item] * constant[rater]
+        else:  # dense: the (item, rater) products of the chunk's items, then looked up
+            start, stop = int(item[0]), int(item[-1]) + 1
+            block = excess[start:stop] @ per_rater[0].T
+            block += scaled[start:stop] @ per_rater[1].T
+            block += inverse[start:stop, None] * constant[None, :]
+            shift = block.ravel()
+            if shift.shape[0] != last - first:  # unless every item has every rater
+                shift = shift[(item - start) * n_raters + rater]
+        # shift = -r dot_l + r T_p . (share_p - e_c), the other terms folded in by_pc
+        own_rate = rate[rater]
+        shift -= by_uc[2][code] * own_rate
+        shift += by_pc[2][pc] * by_uc[3][code]
+        weight = inverse[item]
+        shift += by_pc[3][pc] * weight
+        denominator = by_pc[1][pc]
         denominator -= by_uc[1][code]
         denominator += shift
-        # S is undefined when the room Amax' - Ae' = r (Amax_p - amax_l - r dot_l) vanishes
-        room = denominator * by_pc[5][rc] > EPS
         chunk = values[first:last]
-        np.divide(numerator, denominator, out=chunk, where=room)
-        chunk[~room] = np.nan
-        chunk[weight == 0] = 0.0  # labels on items with m_u = 2 do not count
-    rater = table.label_rater
-    broken = np.bincount(rater, weights=~np.isfinite(values), minlength=n_raters)
-    mean = np.bincount(rater, weights=values, minlength=n_raters) / np.maximum(n, 1.0)
-    counted = inverse[table.label_item] > 0
-    values -= mean[rater]
-    values[~counted] = 0.0
-    np.square(values, out=values)
-    spread = np.bincount(rater, weights=values, minlength=n_raters)
+        np.subtract(by_pc[0][pc], by_uc[0][code], out=chunk)
+        chunk += shift
+        # S is undefined when the room Amax' - Ae' = r (Amax_p - amax_l - r dot_l) vanishes
+        own_rate *= denominator
+        lacking = own_rate <= EPS
+        if skipped:
+            lacking &= weight > 0
+        room_lacking += np.bincount(rater, weights=lacking, minlength=n_raters)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            chunk /= denominator
+        if skipped:
+            chunk[weight == 0] = 0.0
+        sums += np.bincount(rater, weights=chunk, minlength=n_raters)
+    mean = sums / np.maximum(n, 1.0)
+    spread = np.zeros(n_raters)
+    for first in range(0, n_labels, LABEL_CHUNK):  # the same chunks, centred on the means
+        last = min(first + LABEL_CHUNK, n_labels)
+        rater = table.label_rater[first:last]
+        centred = values[first:last]
+        with np.errstate(invalid="ignore"):  # inf - inf for raters without an interval
+            centred -= mean[rater]
+        if skipped:
+            centred[inverse[table.label_item[first:last]] == 0] = 0.0
+        np.square(centred, out=centred)
+        spread += np.bincount(rater, weights=centred, minlength=n_raters)
     del values
-    usable &= broken == 0
+    usable &= room_lacking == 0
+    usable &= np.isfinite(spread)
     for p in np.flatnonzero(usable):  # bounded by the number of raters
         interval = jackknife_from_spread(float(estimate[p]), float(spread[p]), int(n[p]), level)
         if interval[0] is not None:

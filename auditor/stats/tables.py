@@ -167,7 +167,8 @@ def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST)
     present = np.flatnonzero(per_cell) if keys is None else np.arange(slots)
     del per_cell
     cell_key = present if keys is None else keys
-    item, rater = np.divmod(cell_key, n_raters)
+    item = cell_key // n_raters  # a division by a scalar is faster than divmod
+    rater = cell_key - item * n_raters
     return Cells(
         item=item,
         rater=rater,
