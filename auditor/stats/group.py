@@ -203,7 +203,7 @@ def _best_left(counts: np.ndarray, own: np.ndarray) -> np.ndarray:
     for c in range(1, counts.shape[1]):  # bounded by the number of categories
         np.maximum(second, np.minimum(best, agree[:, c]), out=second)
         np.maximum(best, agree[:, c], out=best)
-    left = np.maximum(second[:, None], own)
+    left: np.ndarray = np.maximum(second[:, None], own)
     np.copyto(left, best[:, None], where=agree < best[:, None])
     return left
 
