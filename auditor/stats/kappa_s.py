@@ -137,14 +137,14 @@ def _dense_change(
     weight = 1.0 / (table.m * (table.m - 1))
     out = np.empty(table.n_pairable)
     cells = k * n_raters
+    # each label's cell in the blocks, offset by its block's first item below
+    position = table.label_item * cells
+    position += table.label_category * n_raters
+    position += table.label_rater
     for low, high, first, last in _item_chunks(table, cells):
         size = high - low
         block = np.zeros(size * cells)
-        block[
-            (table.label_item[first:last] - low) * cells
-            + table.label_category[first:last] * n_raters
-            + table.label_rater[first:last]
-        ] = 1.0
+        block[position[first:last] - low * cells] = 1.0
         onehot = block.reshape(size, cells)
         present = (
             table.presence[low:high]
@@ -157,9 +157,12 @@ def _dense_change(
         del spread
         sums = onehot @ per_label
         reduced = sums[:, 1 : 1 + k]
-        out[low:high] = (
-            sums[:, 0] + pair - weight[low:high] * ((reduced**2).sum(axis=1) - sums[:, 1 + k])
-        )
+        square = np.einsum("ij,ij->i", reduced, reduced)
+        square -= sums[:, 1 + k]
+        square *= weight[low:high]
+        pair += sums[:, 0]
+        pair -= square
+        out[low:high] = pair
     return out
 
 
