@@ -9,6 +9,7 @@ against the same chance model.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,6 +105,16 @@ class AgainstGroup:
     n: np.ndarray
     low: np.ndarray
     high: np.ndarray
+
+
+def _label_chunks(table: GroupTable) -> list[tuple[int, int]]:
+    """Label ranges [first, last) of about ``LABEL_CHUNK`` labels that start at an item's
+    first label (so a complete item grid needs no lookup of its (item, rater) products)."""
+    n_labels = table.label_item.shape[0]
+    first_item = np.searchsorted(table.starts, np.arange(LABEL_CHUNK, n_labels, LABEL_CHUNK))
+    bounds = np.unique(table.starts[first_item[first_item < table.starts.shape[0]]])
+    edges = [0, *(int(b) for b in bounds if 0 < b < n_labels), n_labels]
+    return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
 
 
 def _without_rater(table: GroupTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -278,8 +289,10 @@ def against_group(
     skipped = bool((table.m == 2).any())  # labels on items with m_u = 2 do not count
     values = np.empty(n_labels)
     sums, room_lacking = np.zeros(n_raters), np.zeros(n_raters)
-    for first in range(0, n_labels, LABEL_CHUNK):  # chunks bound memory; not a loop per label
-        last = min(first + LABEL_CHUNK, n_labels)
+    # a room below this on some label of the chunk calls for the exact test per label
+    suspect = 2.0 * EPS * float(left.max())
+    chunks = _label_chunks(table)
+    for first, last in chunks:  # chunks bound memory; not a loop per label
         item, rater = table.label_item[first:last], table.label_rater[first:last]
         code = table.label_code[first:last]
         pc = rater * k
@@ -309,11 +322,12 @@ def against_group(
         np.subtract(by_pc[0][pc], by_uc[0][code], out=chunk)
         chunk += shift
         # S is undefined when the room Amax' - Ae' = r (Amax_p - amax_l - r dot_l) vanishes
-        own_rate *= denominator
-        lacking = own_rate <= EPS
-        if skipped:
-            lacking &= weight > 0
-        room_lacking += np.bincount(rater, weights=lacking, minlength=n_raters)
+        if (denominator <= suspect).any():
+            own_rate *= denominator
+            lacking = own_rate <= EPS
+            if skipped:
+                lacking &= weight > 0
+            room_lacking += np.bincount(rater, weights=lacking, minlength=n_raters)
         with np.errstate(divide="ignore", invalid="ignore"):
             chunk /= denominator
         if skipped:
@@ -321,8 +335,7 @@ def against_group(
         sums += np.bincount(rater, weights=chunk, minlength=n_raters)
     mean = sums / np.maximum(n, 1.0)
     spread = np.zeros(n_raters)
-    for first in range(0, n_labels, LABEL_CHUNK):  # the same chunks, centred on the means
-        last = min(first + LABEL_CHUNK, n_labels)
+    for first, last in chunks:  # the same chunks, centred on the means
         rater = table.label_rater[first:last]
         centred = values[first:last]
         with np.errstate(invalid="ignore"):  # inf - inf for raters without an interval

@@ -137,14 +137,14 @@ def _dense_change(
     weight = 1.0 / (table.m * (table.m - 1))
     out = np.empty(table.n_pairable)
     cells = k * n_raters
-    # each label's cell in the blocks, offset by its block's first item below
-    position = table.label_item * cells
-    position += table.label_category * n_raters
-    position += table.label_rater
     for low, high, first, last in _item_chunks(table, cells):
         size = high - low
+        position = table.label_item[first:last] - low  # each label's cell in the block
+        position *= cells
+        position += table.label_category[first:last] * n_raters
+        position += table.label_rater[first:last]
         block = np.zeros(size * cells)
-        block[position[first:last] - low * cells] = 1.0
+        block[position] = 1.0
         onehot = block.reshape(size, cells)
         present = (
             table.presence[low:high]

@@ -5,6 +5,8 @@ label chunks."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -68,3 +70,18 @@ def test_against_group_intervals_equal_the_direct_form(
     assert np.array_equal(np.isnan(got.low), np.isnan(want_low))
     assert np.allclose(got.low, want_low, rtol=0, atol=1e-12, equal_nan=True)
     assert np.allclose(got.high, want_high, rtol=0, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 97, 1 << 16])
+def test_label_chunks_cover_the_labels_once_from_item_starts(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    labels = synthetic_project(120, 6, missing=0.4, repeat_share=0.0, seed=3)
+    table = tables.group_table(tables.collapse(labels), labels.rater_is_model)
+    monkeypatch.setattr(group, "LABEL_CHUNK", chunk)
+    chunks = group._label_chunks(table)
+    n_labels = table.label_item.shape[0]
+    assert chunks[0][0] == 0 and chunks[-1][1] == n_labels
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(chunks))
+    assert all(first in set(table.starts.tolist()) for first, _ in chunks)
+    assert all(last > first for first, last in chunks)
