@@ -132,7 +132,8 @@ def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST)
     k = labels.n_categories
     n_raters = labels.n_raters
     n_items = labels.n_items
-    key = labels.item.astype(np.int64, copy=False) * n_raters + labels.rater
+    key = labels.item.astype(np.int64, copy=False) * n_raters
+    key += labels.rater
     slots = n_items * n_raters
     dense = slots <= _DENSE_SLOTS_PER_LABEL * key.shape[0] + 1024
     if dense:
@@ -167,20 +168,25 @@ def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST)
         repeat_counts = np.zeros((0, k), dtype=np.int64)
     del key, cell  # free the per-label index before the per-cell outputs are built
     every = keys is None and bool(per_cell.all())  # every rater labeled every item
-    present = np.flatnonzero(per_cell) if keys is None and not every else np.arange(slots)
-    del per_cell
-    if every:  # the cells are the whole (item, rater) grid, in order
+    if every:  # the cells are the whole (item, rater) grid, in order: cell = slot
+        del per_cell
         item = np.repeat(np.arange(n_items, dtype=np.int64), n_raters)
         rater = np.tile(np.arange(n_raters, dtype=np.int64), n_items)
+        category = chosen.astype(np.int64)
+        repeat_cell = repeat_slots.astype(np.int64)
     else:
+        present = np.flatnonzero(per_cell) if keys is None else np.arange(slots)
+        del per_cell
         cell_key = present if keys is None else keys
         item = cell_key // n_raters  # a division by a scalar is faster than divmod
         rater = cell_key - item * n_raters
+        category = chosen[present].astype(np.int64)
+        repeat_cell = np.searchsorted(present, repeat_slots)
     return Cells(
         item=item,
         rater=rater,
-        category=(chosen if every else chosen[present]).astype(np.int64),
-        repeat_cell=np.searchsorted(present, repeat_slots),
+        category=category,
+        repeat_cell=repeat_cell,
         repeat_counts=repeat_counts,
         n_items=n_items,
         n_raters=n_raters,
@@ -306,11 +312,13 @@ def group_table(cells: Cells, rater_is_model: np.ndarray) -> GroupTable:
     items = np.flatnonzero(pairable)
     n = items.shape[0]
     m = m_all[items]
-    code = label_item * k + label_category
+    code = label_item * k
+    code += label_category
     counts = np.bincount(code, minlength=n * k).reshape(n, k)
-    rater_counts = np.bincount(
-        label_rater * k + label_category, minlength=cells.n_raters * k
-    ).reshape(cells.n_raters, k)
+    by_rater = label_rater * k
+    by_rater += label_category
+    rater_counts = np.bincount(by_rater, minlength=cells.n_raters * k).reshape(cells.n_raters, k)
+    del by_rater
     starts = np.cumsum(m) - m
     table = GroupTable(
         items=items,
