@@ -94,8 +94,9 @@ def jackknife_from_spread(
     if se <= 1e-12 * max(1.0, abs(estimate)) and n < MIN_ITEMS_FOR_ZERO_SPREAD:
         return None, None, TOO_FEW_ITEMS
     half = z_value(level) * se
-    low = estimate - half if floor is None else max(estimate - half, floor)
-    high = estimate + half if ceiling is None else min(estimate + half, ceiling)
+    # an estimate a rounding error past the range (4/3 + 2e-16) keeps its interval around it
+    low = estimate - half if floor is None else max(estimate - half, min(floor, estimate))
+    high = estimate + half if ceiling is None else min(estimate + half, max(ceiling, estimate))
     return low, high, None
 
 

@@ -28,8 +28,9 @@ def observed_agreement(table: GroupTable) -> ItemTotals:
 
 def _fleiss(totals: np.ndarray) -> np.ndarray:
     n, ao_sum, m_sum, counts = totals[..., 0], totals[..., 1], totals[..., 2], totals[..., 3:]
-    shares = counts / np.maximum(m_sum, 1e-300)[..., None]
-    ae = (shares**2).sum(axis=-1)
+    # sum_c P_c^2 = sum_c counts_c^2 / m^2: no (..., K) temporary (the jackknife has N rows)
+    m = np.maximum(m_sum, 1e-300)
+    ae = np.einsum("...k,...k->...", counts, counts) / m / m
     return safe_ratio(safe_ratio(ao_sum, n) - ae, 1.0 - ae)
 
 
