@@ -62,7 +62,7 @@ def _tally_by_gram(table: GroupTable) -> np.ndarray:
     n_raters, k = table.rater_counts.shape
     columns = n_raters * k
     n = table.n_pairable
-    step = max(1, GRAM_BLOCK_CELLS // columns)
+    step = max(1, GRAM_BLOCK_CELLS // max(1, columns))  # no column: a scope with no rater
     gram = np.zeros((columns, columns))
     code = table.label_rater * k + table.label_category
     for low in range(0, n, step):  # blocks bound memory; not a loop per item
