@@ -21,7 +21,7 @@ from auditor.stats.totals import ItemTotals, safe_ratio
 
 def _alpha(totals: np.ndarray) -> np.ndarray:
     n, diagonal, counts = totals[..., 0], totals[..., 1], totals[..., 2:]
-    expected = n**2 - (counts**2).sum(axis=-1)
+    expected = n**2 - np.einsum("...k,...k->...", counts, counts)
     return 1.0 - safe_ratio((n - 1.0) * (n - diagonal), expected)
 
 

@@ -16,6 +16,11 @@ from auditor.stats.tables import GroupTable, within_item_pairs
 from auditor.stats.totals import safe_ratio
 
 _MAX_DENSE_CODES = 1 << 25
+# With at most this many (rater, category) columns the confusion counts are one Gram matrix
+# Z'Z of the items' one-hot labels (a BLAS product per cached block of items), cheaper than a
+# bincount per rater; blocks hold GRAM_BLOCK_CELLS cells (512 kB).
+GRAM_MAX_COLUMNS = 64
+GRAM_BLOCK_CELLS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -34,8 +39,10 @@ def _tally_by_rater_pairs(table: GroupTable) -> np.ndarray:
     """Confusion counts, flat (R * R * K * K,), from one column per rater: with few raters a
     ``bincount`` per rater pair over the items is cheaper than enumerating label pairs."""
     n_raters, k = table.rater_counts.shape
-    given = np.zeros((n_raters, table.n_pairable), dtype=np.int16)  # 0: not labeled
-    given[table.label_rater, table.label_item] = table.label_category + 1
+    # 0: not labeled; written in label order (item, rater), then one transposing copy
+    given = np.zeros((table.n_pairable, n_raters), dtype=np.int16)
+    given[table.label_item, table.label_rater] = table.label_category + 1
+    given = given.T.copy()
     tally = np.zeros((n_raters, n_raters, k * k), dtype=np.int64)
     cells = (k + 1) ** 2
     for a in range(n_raters - 1):  # bounded by the number of raters
@@ -46,6 +53,30 @@ def _tally_by_rater_pairs(table: GroupTable) -> np.ndarray:
         code += (np.arange(rows, dtype=np.intp) * cells)[:, None]
         both = np.bincount(code.ravel(), minlength=rows * cells).reshape(rows, k + 1, k + 1)
         tally[a, a + 1 :] = both[:, 1:, 1:].reshape(rows, k * k)
+    return tally.ravel()
+
+
+def _tally_by_gram(table: GroupTable) -> np.ndarray:
+    """The same counts as ``_tally_by_rater_pairs`` from G = Z'Z, Z (items, R K) one-hot:
+    G[(a, c), (b, d)] counts the items where a gave c and b gave d (exact in float64)."""
+    n_raters, k = table.rater_counts.shape
+    columns = n_raters * k
+    n = table.n_pairable
+    step = max(1, GRAM_BLOCK_CELLS // max(1, columns))  # no column: a scope with no rater
+    gram = np.zeros((columns, columns))
+    code = table.label_rater * k + table.label_category
+    for low in range(0, n, step):  # blocks bound memory; not a loop per item
+        high = min(n, low + step)
+        first = int(table.starts[low])
+        last = int(table.starts[high]) if high < n else code.shape[0]
+        onehot = np.zeros((high - low) * columns)
+        onehot[(table.label_item[first:last] - low) * columns + code[first:last]] = 1.0
+        onehot = onehot.reshape(high - low, columns)
+        gram += onehot.T @ onehot
+    by_pair = gram.reshape(n_raters, k, n_raters, k).transpose(0, 2, 1, 3)
+    tally = np.zeros((n_raters, n_raters, k * k), dtype=np.int64)
+    later = np.triu(np.ones((n_raters, n_raters), dtype=bool), 1)  # pairs a < b
+    tally[later] = np.rint(by_pair[later]).astype(np.int64).reshape(-1, k * k)
     return tally.ravel()
 
 
@@ -87,6 +118,8 @@ def pairwise_cohen(table: GroupTable, by_rater_pairs: bool | None = None) -> Pai
             and k <= 255
         )
     if by_rater_pairs:
+        if n_raters * k <= GRAM_MAX_COLUMNS:
+            return _kappas(_tally_by_gram(table), n_raters, k)
         return _kappas(_tally_by_rater_pairs(table), n_raters, k)
     cells, counts = _tally_by_label_pairs(table)
     return _from_cells(cells, counts, n_raters, k)

@@ -9,9 +9,12 @@ against the same chance model.
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import dataclass
+
 import numpy as np
 
-from auditor.stats.intervals import jackknife
+from auditor.stats.intervals import jackknife_from_spread
 from auditor.stats.tables import Cells, GroupTable
 from auditor.stats.totals import EPS, ItemTotals, safe_ratio
 
@@ -86,13 +89,62 @@ def model_scores(
     return ItemTotals(s_features, _s_from, used), ItemTotals(va_features, _va_from, used)
 
 
-def leave_one_out_s(
-    table: GroupTable, bias: np.ndarray, summed: np.ndarray, squares: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """S of every human rater against the others, on its items with m_u >= 3.
+# Labels per pass of the per-rater jackknife: its (chunk,) temporaries (512 kB each) stay in
+# cache, several times faster than passes over all labels.
+LABEL_CHUNK = 1 << 16
 
-    bias : v (R, K); summed, squares : sums over raters present of v_pc and v_pc^2, (N, K).
-    Returns (S (R,) NaN where undefined, item counts (R,)).
+
+@dataclass(frozen=True)
+class AgainstGroup:
+    """Every human rater's S against the others, with its jackknife interval (NaN where none).
+
+    value, low, high : (R,) float; n : (R,) items used (labels on items with m_u >= 3).
+    """
+
+    value: np.ndarray
+    n: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def _label_chunks(table: GroupTable) -> list[tuple[int, int]]:
+    """Label ranges [first, last) of about ``LABEL_CHUNK`` labels that start at an item's
+    first label (so a complete item grid needs no lookup of its (item, rater) products)."""
+    n_labels = table.label_item.shape[0]
+    first_item = np.searchsorted(table.starts, np.arange(LABEL_CHUNK, n_labels, LABEL_CHUNK))
+    bounds = np.unique(table.starts[first_item[first_item < table.starts.shape[0]]])
+    edges = [0, *(int(b) for b in bounds if 0 < b < n_labels), n_labels]
+    return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
+
+
+def _without_rater(table: GroupTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per (item, category), flat (N K,): a label's Ao and Amax on its item once the label's
+    rater is removed, each over (m_u - 1)(m_u - 2) pairs (0 on items with m_u = 2); and the
+    inverse 1 / ((m_u - 1)(m_u - 2)) per item (N,), 0 where m_u = 2."""
+    m = table.m
+    inverse = np.zeros(m.shape[0])
+    three = m >= 3
+    inverse[three] = 1.0 / ((m[three] - 1) * (m[three] - 2))
+    # (N, K) temporaries are released as soon as they are used: at 10M labels each is ~40 MB.
+    counts = table.counts.astype(float)
+    own = (counts - 1.0) * (counts - 2.0)  # pairs left without p
+    best = _best_left(counts, own)
+    del counts
+    best *= inverse[:, None]
+    own *= inverse[:, None]
+    return own.ravel(), best.ravel(), inverse
+
+
+def _totals(
+    table: GroupTable,
+    bias: np.ndarray,
+    summed: np.ndarray,
+    squares: np.ndarray,
+    lookups: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per rater, totals [n, Ao sum, Amax sum, share (K), chance (K)] (R, 3 + 2K) over its
+    labels on items with m_u >= 3; and w_u (s_u^2 - s2_u), w_u s_u (N, K) (w_u the lookups'
+    inverse pair count).
 
     Without rater p on item u the group counts are c_u - e_{c_p} and the chance terms use
     s_uc - v_pc and s2_uc - v_pc^2, so p's summed chance on category c is
@@ -100,50 +152,45 @@ def leave_one_out_s(
     one product with the presence matrix instead of a pass over labels per category.
     """
     n_raters, k = bias.shape
+    observed_uc, best_uc, inverse = lookups
     m = table.m
-    n_items = m.shape[0]
-    inverse = np.zeros(n_items)
-    three = m >= 3
-    inverse[three] = 1.0 / ((m[three] - 1) * (m[three] - 2))
-    # Per (item, category) values of a label with that category; items with m_u = 2 get 0.
-    # (N, K) temporaries are released as soon as they are used: at 10M labels each is ~40 MB.
-    agree = table.counts * (table.counts - 1)
-    best_category = agree.argmax(axis=1)
-    best = agree.max(axis=1)
-    agree[np.arange(n_items), best_category] = -1
-    second = agree.max(axis=1)
-    del agree
-    best_uc = np.where(
-        best_category[:, None] == np.arange(k)[None, :], second[:, None], best[:, None]
-    ).astype(float)
-    own = ((table.counts - 1) * (table.counts - 2)).astype(float)  # pairs left without p
-    np.maximum(best_uc, own, out=best_uc)
-    best_uc *= inverse[:, None]
-    own *= inverse[:, None]
-    observed_uc = own.ravel()
-    best_uc = best_uc.ravel()
     code = table.label_code
     rater = table.label_rater
-    observed = np.bincount(rater, weights=observed_uc[code], minlength=n_raters)
-    amax = np.bincount(rater, weights=best_uc[code], minlength=n_raters)
+    totals = np.empty((n_raters, 3 + 2 * k))
+    totals[:, 1:3] = 0.0
+    for first in range(0, code.shape[0], LABEL_CHUNK):  # chunks stay in cache
+        chunk, mine = code[first : first + LABEL_CHUNK], rater[first : first + LABEL_CHUNK]
+        totals[:, 1] += np.bincount(mine, weights=observed_uc[chunk], minlength=n_raters)
+        totals[:, 2] += np.bincount(mine, weights=best_uc[chunk], minlength=n_raters)
     # p's labels on items with m_u >= 3: all its pairable labels minus those on m_u = 2 items
     two = np.flatnonzero(m == 2)
     first_two = np.concatenate([table.starts[two], table.starts[two] + 1])
     share = table.rater_counts - np.bincount(
         rater[first_two] * k + table.label_category[first_two], minlength=n_raters * k
     ).reshape(n_raters, k)
-    n = share.sum(axis=1).astype(float)
-    per_item = np.empty((n_items, 2 * k + 1))
-    np.multiply(summed, summed, out=per_item[:, :k])
-    per_item[:, :k] -= squares
-    per_item[:, :k] *= inverse[:, None]
-    np.multiply(summed, inverse[:, None], out=per_item[:, k : 2 * k])
-    per_item[:, 2 * k] = inverse
-    sums = table.sum_over_items(per_item)
-    del per_item
-    chance_by = sums[:, :k] - 2.0 * bias * sums[:, k : 2 * k] + 2.0 * bias**2 * sums[:, 2 * k :]
-    ae = safe_ratio((share * chance_by).sum(axis=1), n**2)
-    return s_from(safe_ratio(observed, n), ae, safe_ratio(amax, n)), n.astype(np.int64)
+    totals[:, 3 : 3 + k] = share
+    totals[:, 0] = share.sum(axis=1)
+    # w_u (s_u^2 - s2_u) and w_u s_u (N, K), kept for the jackknife's per-label terms
+    excess = summed * summed
+    excess -= squares
+    excess *= inverse[:, None]
+    scaled = summed * inverse[:, None]
+    totals[:, 3 + k :] = table.sum_over_items(excess)
+    totals[:, 3 + k :] -= 2.0 * bias * table.sum_over_items(scaled)
+    totals[:, 3 + k :] += 2.0 * bias**2 * table.sum_over_items(inverse[:, None])
+    return totals, excess, scaled
+
+
+def leave_one_out_s(
+    table: GroupTable, bias: np.ndarray, summed: np.ndarray, squares: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """S of every human rater against the others, on its items with m_u >= 3.
+
+    bias : v (R, K); summed, squares : sums over raters present of v_pc and v_pc^2, (N, K).
+    Returns (S (R,) NaN where undefined, item counts (R,)).
+    """
+    result = against_group(table, bias, summed, squares, None)
+    return result.value, result.n
 
 
 def _s_of_totals(totals: np.ndarray, k: int) -> np.ndarray:
@@ -153,23 +200,23 @@ def _s_of_totals(totals: np.ndarray, k: int) -> np.ndarray:
     return s_from(safe_ratio(totals[..., 1], n), ae, safe_ratio(totals[..., 2], n))
 
 
-def _best_left(counts: np.ndarray) -> np.ndarray:
+def _best_left(counts: np.ndarray, own: np.ndarray) -> np.ndarray:
     """Per (item, category), the most agreeing pairs of one category once a label of that
     category is removed: max(max over other c' of c_uc' (c_uc' - 1), (c_uc - 1)(c_uc - 2)),
-    shape (N, K) float (exact integers)."""
-    n_items, k = counts.shape
-    agree = counts * (counts - 1)
-    best_category = agree.argmax(axis=1)
-    best = agree.max(axis=1)
-    agree[np.arange(n_items), best_category] = -1
-    second = agree.max(axis=1)
-    del agree
-    left = np.where(
-        best_category[:, None] == np.arange(k)[None, :], second[:, None], best[:, None]
-    ).astype(float)
-    np.maximum(left, (counts - 1) * (counts - 2), out=left)
-    result: np.ndarray = left
-    return result
+    shape (N, K) float (exact integers). counts : c_uc as float; own : (c_uc - 1)(c_uc - 2).
+
+    A label of a category below the item's best leaves the best in place; one of a best
+    category leaves the larger of the second best (the best again on a tie) and its own.
+    """
+    agree = counts * (counts - 1.0)
+    best = agree[:, 0].copy()
+    second = np.full(best.shape[0], -1.0)
+    for c in range(1, counts.shape[1]):  # bounded by the number of categories
+        np.maximum(second, np.minimum(best, agree[:, c]), out=second)
+        np.maximum(best, agree[:, c], out=best)
+    left: np.ndarray = np.maximum(second[:, None], own)
+    np.copyto(left, best[:, None], where=agree < best[:, None])
+    return left
 
 
 def leave_one_out_s_intervals(
@@ -179,66 +226,129 @@ def leave_one_out_s_intervals(
     squares: np.ndarray,
     level: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Jackknife intervals of every human rater's S against the others, (low, high) each (R,).
+    """Jackknife intervals of every human rater's S against the others, (low, high) each (R,)."""
+    result = against_group(table, bias, summed, squares, level)
+    return result.low, result.high
+
+
+def against_group(
+    table: GroupTable,
+    bias: np.ndarray,
+    summed: np.ndarray,
+    squares: np.ndarray,
+    level: float | None,
+) -> AgainstGroup:
+    """S of every human rater against the others, and its jackknife interval at ``level``
+    (None: no interval).
 
     Deleting an item the rater did not label leaves its S unchanged (the biases v are fixed),
     so the delete-one values run over the rater's own items: per label l the features
-    [1, Ao_l, Amax_l, onehot(c_l), Ae_l(c)] are subtracted from the rater's totals. Ao_l and
-    Amax_l are looked up in (N, K) tables by the label's (item, category); only Ae_l (labels
-    of one rater, K) is materialised. One rater at a time keeps memory at O(labels of one
-    rater * K). NaN where undefined.
+    [1, Ao_l, Amax_l, onehot(c_l), Ae_l(c)] are subtracted from the rater's totals. With
+    Ae_l(c) = w_u [E_uc - 2 v_pc s_uc + 2 v_pc^2] (E = s^2 - s2, w_u the inverse pair count),
+    the one product that needs the label's K chance terms,
+
+        (T_p - Ae_l) . (share_p - e_c) = T_p . (share_p - e_c)
+            - w_u [E_u . share_p - 2 s_u . (v_p share_p) + 2 v_p^2 . share_p - Ae_l(c) / w_u],
+
+    takes an (item, rater) product and (item, category) and (rater, category) lookups: no
+    (labels, K) array. The per-rater means and spreads are bincounts over the labels.
     """
     n_raters, k = bias.shape
-    m = table.m
+    lookups = _without_rater(table)
+    totals, excess, scaled = _totals(table, bias, summed, squares, lookups)
+    n = totals[:, 0]
+    estimate = _s_of_totals(totals, k)
     low, high = np.full(n_raters, np.nan), np.full(n_raters, np.nan)
-    inverse = np.zeros(m.shape[0])
-    three = m >= 3
-    inverse[three] = 1.0 / ((m[three] - 1) * (m[three] - 2))
-    own_left = ((table.counts - 1) * (table.counts - 2)).astype(float).ravel()
-    best_left = _best_left(table.counts).ravel()
-    rater = table.label_rater
-    if n_raters < np.iinfo(np.int16).max:
-        rater = rater.astype(np.int16)  # a stable sort of 16-bit keys is a radix sort
-    order = np.argsort(rater, kind="stable")
-    del rater
-    bounds = np.searchsorted(table.label_rater[order], np.arange(n_raters + 1))
-    for p in range(n_raters):  # bounded by the number of raters
-        mine = order[bounds[p] : bounds[p + 1]]
-        mine = mine[three[table.label_item[mine]]]
-        if mine.shape[0] < 2:
-            continue
-        item, given = table.label_item[mine], table.label_category[mine]
-        code = table.label_code[mine]
+    result = AgainstGroup(estimate, n.astype(np.int64), low, high)
+    usable = (n >= 2) & np.isfinite(estimate)
+    if level is None or not usable.any():
+        return result
+    observed_uc, best_uc, inverse = lookups
+    share, chance = totals[:, 3 : 3 + k], totals[:, 3 + k :]
+    # Per label l of rater p with category c on item u, with r = 1 / (n_p - 1):
+    #   dot_l = (T_p - Ae_l) . (share_p - e_c)
+    #         = T_p . (share_p - e_c) - w_u [E_u . share_p - 2 s_u . (v_p share_p)
+    #           + 2 v_p^2 . share_p] + w_u E_uc - 2 v_pc w_u s_uc + 2 v_pc^2 w_u
+    #   value_l = (Ao_p - ao_l - r dot_l) / (Amax_p - amax_l - r dot_l)
+    # Each term is looked up by (item, category), (rater, category), rater or (item, rater),
+    # one float at a time (several times cheaper than a row), in label chunks that stay in
+    # cache.
+    by_uc = (observed_uc, best_uc, excess.ravel(), scaled.ravel())
+    left = np.maximum(n - 1.0, 1.0)
+    rate = 1.0 / left
+    base = ((chance * share).sum(axis=1)[:, None] - chance) * rate[:, None]
+    by_pc = (
+        (totals[:, 1:2] - base).ravel(),  # Ao_p - r T_p . (share_p - e_c)
+        (totals[:, 2:3] - base).ravel(),  # Amax_p - r T_p . (share_p - e_c)
+        (2.0 * bias * rate[:, None]).ravel(),
+        (-2.0 * bias**2 * rate[:, None]).ravel(),
+    )
+    per_rater = (share * rate[:, None], -2.0 * bias * share * rate[:, None])
+    constant = 2.0 * (bias**2 * share).sum(axis=1) * rate
+    n_labels = table.label_item.shape[0]
+    skipped = bool((table.m == 2).any())  # labels on items with m_u = 2 do not count
+    values = np.empty(n_labels)
+    sums, room_lacking = np.zeros(n_raters), np.zeros(n_raters)
+    # a room below this on some label of the chunk calls for the exact test per label
+    suspect = 2.0 * EPS * float(left.max())
+    chunks = _label_chunks(table)
+    for first, last in chunks:  # chunks bound memory; not a loop per label
+        item, rater = table.label_item[first:last], table.label_rater[first:last]
+        code = table.label_code[first:last]
+        pc = rater * k
+        pc += table.label_category[first:last]
+        if table.presence is None:  # sparse: row by row
+            shift = np.einsum("lf,lf->l", excess[item], per_rater[0][rater])
+            shift += np.einsum("lf,lf->l", scaled[item], per_rater[1][rater])
+            shift += inverse[item] * constant[rater]
+        else:  # dense: the (item, rater) products of the chunk's items, then looked up
+            start, stop = int(item[0]), int(item[-1]) + 1
+            block = excess[start:stop] @ per_rater[0].T
+            block += scaled[start:stop] @ per_rater[1].T
+            block += inverse[start:stop, None] * constant[None, :]
+            shift = block.ravel()
+            if shift.shape[0] != last - first:  # unless every item has every rater
+                shift = shift[(item - start) * n_raters + rater]
+        # shift = -r dot_l + r T_p . (share_p - e_c), the other terms folded in by_pc
+        own_rate = rate[rater]
+        shift -= by_uc[2][code] * own_rate
+        shift += by_pc[2][pc] * by_uc[3][code]
         weight = inverse[item]
-        ao = own_left[code] * weight
-        amax = best_left[code] * weight
-        own = bias[p][None, :]
-        chance = summed[item]
-        chance -= own
-        np.square(chance, out=chance)
-        left_squares = squares[item]
-        left_squares -= own**2
-        chance -= left_squares
-        del left_squares
-        chance *= weight[:, None]
-        share = np.bincount(given, minlength=k).astype(float)
-        n = float(mine.shape[0])
-        totals = np.concatenate([[n, ao.sum(), amax.sum()], share, chance.sum(axis=0)])
-        estimate = float(_s_of_totals(totals, k))
-        if not np.isfinite(estimate):
-            continue
-        # (share - e_c) . (chance total - Ae_l) = (chance total - Ae_l) . share - its c entry
-        np.subtract(totals[3 + k :], chance, out=chance)
-        dot = chance @ share
-        dot -= chance[np.arange(mine.shape[0]), given]
-        del chance
-        left = n - 1.0
-        values = s_from(
-            safe_ratio(totals[1] - ao, left),
-            safe_ratio(dot, left**2),
-            safe_ratio(totals[2] - amax, left),
-        )
-        interval = jackknife(estimate, values, level)
+        shift += by_pc[3][pc] * weight
+        denominator = by_pc[1][pc]
+        denominator -= by_uc[1][code]
+        denominator += shift
+        chunk = values[first:last]
+        np.subtract(by_pc[0][pc], by_uc[0][code], out=chunk)
+        chunk += shift
+        # S is undefined when the room Amax' - Ae' = r (Amax_p - amax_l - r dot_l) vanishes
+        if (denominator <= suspect).any():
+            own_rate *= denominator
+            lacking = own_rate <= EPS
+            if skipped:
+                lacking &= weight > 0
+            room_lacking += np.bincount(rater, weights=lacking, minlength=n_raters)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            chunk /= denominator
+        if skipped:
+            chunk[weight == 0] = 0.0
+        sums += np.bincount(rater, weights=chunk, minlength=n_raters)
+    mean = sums / np.maximum(n, 1.0)
+    spread = np.zeros(n_raters)
+    for first, last in chunks:  # the same chunks, centred on the means
+        rater = table.label_rater[first:last]
+        centred = values[first:last]
+        with np.errstate(invalid="ignore"):  # inf - inf for raters without an interval
+            centred -= mean[rater]
+        if skipped:
+            centred[inverse[table.label_item[first:last]] == 0] = 0.0
+        np.square(centred, out=centred)
+        spread += np.bincount(rater, weights=centred, minlength=n_raters)
+    del values
+    usable &= room_lacking == 0
+    usable &= np.isfinite(spread)
+    for p in np.flatnonzero(usable):  # bounded by the number of raters
+        interval = jackknife_from_spread(float(estimate[p]), float(spread[p]), int(n[p]), level)
         if interval[0] is not None:
             low[p], high[p] = interval[0], interval[1]
-    return low, high
+    return result

@@ -77,12 +77,26 @@ def jackknife(
     if not np.isfinite(leave_one_out).all():
         return None, None, "undefined once some item is left out"
     centred = leave_one_out - leave_one_out.mean()
-    se = float(np.sqrt((n - 1) / n * (centred**2).sum()))
+    return jackknife_from_spread(estimate, float((centred**2).sum()), n, level, floor, ceiling)
+
+
+def jackknife_from_spread(
+    estimate: float,
+    spread: float,
+    n: int,
+    level: float,
+    floor: float | None = None,
+    ceiling: float | None = UPPER_BOUND,
+) -> Interval:
+    """``jackknife`` from the sum of squared deviations of n >= 2 finite delete-one values from
+    their mean (when they are summed elsewhere, e.g. for many raters at once)."""
+    se = float(np.sqrt((n - 1) / n * spread))
     if se <= 1e-12 * max(1.0, abs(estimate)) and n < MIN_ITEMS_FOR_ZERO_SPREAD:
         return None, None, TOO_FEW_ITEMS
     half = z_value(level) * se
-    low = estimate - half if floor is None else max(estimate - half, floor)
-    high = estimate + half if ceiling is None else min(estimate + half, ceiling)
+    # an estimate a rounding error past the range (4/3 + 2e-16) keeps its interval around it
+    low = estimate - half if floor is None else max(estimate - half, min(floor, estimate))
+    high = estimate + half if ceiling is None else min(estimate + half, max(ceiling, estimate))
     return low, high, None
 
 

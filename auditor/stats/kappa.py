@@ -28,18 +28,25 @@ def observed_agreement(table: GroupTable) -> ItemTotals:
 
 def _fleiss(totals: np.ndarray) -> np.ndarray:
     n, ao_sum, m_sum, counts = totals[..., 0], totals[..., 1], totals[..., 2], totals[..., 3:]
-    shares = counts / np.maximum(m_sum, 1e-300)[..., None]
-    ae = (shares**2).sum(axis=-1)
+    # sum_c P_c^2 = sum_c counts_c^2 / m^2: no (..., K) temporary (the jackknife has N rows)
+    m = np.maximum(m_sum, 1e-300)
+    ae = np.einsum("...k,...k->...", counts, counts) / m / m
     return safe_ratio(safe_ratio(ao_sum, n) - ae, 1.0 - ae)
 
 
-def fleiss_kappa(table: GroupTable) -> ItemTotals:
+def fleiss_kappa(table: GroupTable, observed: np.ndarray | None = None) -> ItemTotals:
     """Fleiss' kappa with P_c pooled over all labels of pairable items.
 
-    Per-item statistics: [1, Ao_u, m_u, c_u1..c_uK], shape (N, 3 + K).
+    Per-item statistics: [1, Ao_u, m_u, c_u1..c_uK], shape (N, 3 + K); ``observed`` is Ao_u
+    (N,) when the caller has it already.
     """
-    ao = observed_per_item(table.counts, table.m)
-    features = np.column_stack([np.ones_like(ao), ao, table.m, table.counts]).astype(float)
+    ao = observed_per_item(table.counts, table.m) if observed is None else observed
+    k = table.counts.shape[1]
+    features = np.empty((ao.shape[0], 3 + k))
+    features[:, 0] = 1.0
+    features[:, 1] = ao
+    features[:, 2] = table.m
+    features[:, 3:] = table.counts
     return ItemTotals(features, _fleiss)
 
 

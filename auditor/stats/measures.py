@@ -24,7 +24,7 @@ from auditor.stats.estimators import Estimator, from_totals, project_intervals
 from auditor.stats.results import PROJECT_MEASURES, Measure, MeasureSet
 from auditor.stats.selfagreement import RaterFit, SelfAgreement, fit, self_agreement
 from auditor.stats.tables import Cells, GroupTable, collapse, group_table
-from auditor.stats.totals import ItemTotals
+from auditor.stats.totals import ItemTotals, mean_of
 
 # The seed used when bootstrap intervals are asked for without one; recorded in the result.
 DEFAULT_SEED = 20110905
@@ -47,17 +47,19 @@ def _group_estimators(
     """The project measures defined over pairable items (all but mean self-agreement)."""
     lk, kr = BandScale.LANDIS_KOCH, BandScale.KRIPPENDORFF
     keep = settings.interval_method != IntervalMethod.NONE
-    observed = kappa.observed_agreement(table)
+    per_item = kappa.observed_per_item(table.counts, table.m)  # Ao_u, read by four measures
+    observed = mean_of(per_item)
     ao = observed.estimate()
     out: dict[str, Estimator] = {
         "observed_agreement": from_totals(observed, NO_PAIRABLE, None, keep),
-        "fleiss_kappa": from_totals(kappa.fleiss_kappa(table), SINGLE_CATEGORY, lk, keep),
+        "fleiss_kappa": from_totals(kappa.fleiss_kappa(table, per_item), SINGLE_CATEGORY, lk, keep),
         "krippendorff_alpha": from_totals(
             alpha.krippendorff_alpha(table), SINGLE_CATEGORY, kr, keep
         ),
     }
     del observed
-    ae = float(chance.sum(axis=1).mean()) if table.n_pairable else float("nan")
+    chance_per_item = chance.sum(axis=1)
+    ae = float(chance_per_item.mean()) if table.n_pairable else float("nan")
     bootstrap = None
     if settings.interval_method == IntervalMethod.BOOTSTRAP and table.n_pairable:
         bootstrap = kappa_s.Bootstrap(table)
@@ -66,7 +68,7 @@ def _group_estimators(
         table.n_pairable,
         "every rater used one and the same single category: chance agreement is 1",
         lk,
-        lambda: kappa_s.leave_one_out(table),
+        lambda: kappa_s.leave_one_out(table, per_item, chance_per_item),
         bootstrap.replicates if bootstrap is not None and bootstrap.feasible else None,
     )
     rated = model.n_items > 0
@@ -95,7 +97,7 @@ def _group_estimators(
                 )
         else:
             reasons["rho"] = rho_result.reason or "undefined"
-    split = rnr.split(table, model.sa, rated)
+    split = rnr.split(table, model.sa, rated, per_item)
     out["expected_agreement"] = from_totals(split.expected_agreement, NO_PAIRABLE, lk, keep)
     if split.repeatability is None or split.rater_effect is None:
         reasons["repeatability"] = reasons["rater_effect"] = NO_REPEATS
@@ -280,16 +282,20 @@ def compute_measures(
                 est.value, est.n, reason, est.scale, bounds.get(name), settings
             )
     # the per-item statistics of the project measures are done with: free them before the
-    # per-rater intervals, which have the largest temporaries (~300 MB at 10M labels)
+    # per-rater intervals (their delete-one values: 80 MB at 10M labels)
     del estimators, bounds
 
-    s_value, s_n = group.leave_one_out_s(table, bias, summed, squares)
-    s_low = s_high = None
-    if settings.interval_method != IntervalMethod.NONE:
-        s_low, s_high = group.leave_one_out_s_intervals(
-            table, bias, summed, squares, settings.interval_level
-        )
-    s_vs_group = (s_value, s_n, s_low, s_high)
+    # S against the group has jackknife intervals whatever the method (as documented)
+    wanted = settings.interval_method != IntervalMethod.NONE
+    against = group.against_group(
+        table, bias, summed, squares, settings.interval_level if wanted else None
+    )
+    s_vs_group = (
+        against.value,
+        against.n,
+        against.low if wanted else None,
+        against.high if wanted else None,
+    )
     return MeasureSet(
         n_labels=labels.n_labels,
         n_items=labels.n_items,

@@ -44,10 +44,16 @@ def split_from_rates(
     return kappa, repeatability, effect
 
 
-def split(table: GroupTable, rater_sa: np.ndarray, rated: np.ndarray) -> Split:
-    """Per pairable item; rater_sa : SA_p (R,), rated : (R,) bool, raters with repeats."""
+def split(
+    table: GroupTable,
+    rater_sa: np.ndarray,
+    rated: np.ndarray,
+    observed: np.ndarray | None = None,
+) -> Split:
+    """Per pairable item; rater_sa : SA_p (R,), rated : (R,) bool, raters with repeats;
+    observed : Ao_u (N,) when the caller has it already."""
     k = table.counts.shape[1]
-    between = observed_per_item(table.counts, table.m)
+    between = observed_per_item(table.counts, table.m) if observed is None else observed
     raters = table.m.astype(float)
     if not rated.any():
         kappa = 1.0 - k / (k - 1) * (1.0 - between)

@@ -132,7 +132,8 @@ def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST)
     k = labels.n_categories
     n_raters = labels.n_raters
     n_items = labels.n_items
-    key = labels.item.astype(np.int64, copy=False) * n_raters + labels.rater
+    key = labels.item.astype(np.int64, copy=False) * n_raters
+    key += labels.rater
     slots = n_items * n_raters
     dense = slots <= _DENSE_SLOTS_PER_LABEL * key.shape[0] + 1024
     if dense:
@@ -145,7 +146,9 @@ def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST)
     # the smallest signed type that holds the categories keeps the random writes in cache
     chosen = np.full(slots, -1, dtype=np.int8 if k <= 127 else np.int32)
     chosen[cell] = labels.category  # right for every single-label cell; repeats fixed below
-    dup_rows = np.flatnonzero((per_cell > 1)[cell])
+    repeated = per_cell > 1
+    dup_rows = np.flatnonzero(repeated[cell]) if repeated.any() else np.zeros(0, np.int64)
+    del repeated
     if dup_rows.size:
         dup_cell = cell[dup_rows]
         sort = np.lexsort((dup_rows, labels.order[dup_rows], dup_cell))
@@ -164,15 +167,26 @@ def collapse(labels: LabelArrays, policy: CollapsePolicy = CollapsePolicy.FIRST)
         repeat_slots = np.zeros(0, dtype=np.int64)
         repeat_counts = np.zeros((0, k), dtype=np.int64)
     del key, cell  # free the per-label index before the per-cell outputs are built
-    present = np.flatnonzero(per_cell) if keys is None else np.arange(slots)
-    del per_cell
-    cell_key = present if keys is None else keys
-    item, rater = np.divmod(cell_key, n_raters)
+    every = keys is None and bool(per_cell.all())  # every rater labeled every item
+    if every:  # the cells are the whole (item, rater) grid, in order: cell = slot
+        del per_cell
+        item = np.repeat(np.arange(n_items, dtype=np.int64), n_raters)
+        rater = np.tile(np.arange(n_raters, dtype=np.int64), n_items)
+        category = chosen.astype(np.int64)
+        repeat_cell = repeat_slots.astype(np.int64)
+    else:
+        present = np.flatnonzero(per_cell) if keys is None else np.arange(slots)
+        del per_cell
+        cell_key = present if keys is None else keys
+        item = cell_key // n_raters  # a division by a scalar is faster than divmod
+        rater = cell_key - item * n_raters
+        category = chosen[present].astype(np.int64)
+        repeat_cell = np.searchsorted(present, repeat_slots)
     return Cells(
         item=item,
         rater=rater,
-        category=chosen[present].astype(np.int64),
-        repeat_cell=np.searchsorted(present, repeat_slots),
+        category=category,
+        repeat_cell=repeat_cell,
         repeat_counts=repeat_counts,
         n_items=n_items,
         n_raters=n_raters,
@@ -189,7 +203,6 @@ class GroupTable:
     counts : int64, shape (N, K); c_uc.
     label_item, label_rater, label_category : int64, shape (L,); the group's collapsed labels
         on pairable items, sorted by (item, rater); ``label_item`` is the position in ``items``.
-    label_cell : int64, shape (L,); position of each label in ``Cells``.
     starts : int64, shape (N,); first label position of each item.
     rater_counts : int64, shape (R, K); a_pc, pairable items rater p gave category c.
     """
@@ -200,7 +213,6 @@ class GroupTable:
     label_item: np.ndarray
     label_rater: np.ndarray
     label_category: np.ndarray
-    label_cell: np.ndarray
     starts: np.ndarray
     rater_counts: np.ndarray
 
@@ -238,6 +250,8 @@ class GroupTable:
         # raters and few labels per item a dense matrix would be mostly zeros
         if cells > MAX_PRESENCE_CELLS or cells > PRESENCE_OCCUPANCY * self.label_item.shape[0]:
             return None
+        if cells == self.label_item.shape[0]:  # one label per (item, rater): all present
+            return np.ones((self.n_pairable, n_raters))
         dense = np.zeros(self.n_pairable * n_raters)
         dense[self.label_item * n_raters + self.label_rater] = 1.0
         return dense.reshape(self.n_pairable, n_raters)
@@ -279,17 +293,17 @@ def group_table(cells: Cells, rater_is_model: np.ndarray) -> GroupTable:
         item = cells.item
     m_all = np.bincount(item, minlength=cells.n_items)
     pairable = m_all >= 2
-    keep = pairable[item]
     labeled = m_all > 0
-    if human_cell is None and keep.all() and labeled.all():
+    every_pairable = bool((pairable | ~labeled).all())  # no label on an unpairable item
+    if human_cell is None and every_pairable and labeled.all():
         # every cell is a group label on a pairable item and no item is empty (the usual
         # large case): the table shares the cells' arrays instead of copying them
-        label_cell = np.arange(item.shape[0])
         label_item, label_rater, label_category = cells.item, cells.rater, cells.category
     else:
-        if keep.all():
+        if every_pairable:
             label_cell = np.arange(item.shape[0]) if human_cell is None else human_cell
         else:
+            keep = pairable[item]
             label_cell = np.flatnonzero(keep) if human_cell is None else human_cell[keep]
         position = np.cumsum(pairable) - 1
         label_item = position[cells.item[label_cell]]
@@ -298,22 +312,27 @@ def group_table(cells: Cells, rater_is_model: np.ndarray) -> GroupTable:
     items = np.flatnonzero(pairable)
     n = items.shape[0]
     m = m_all[items]
-    counts = np.bincount(label_item * k + label_category, minlength=n * k).reshape(n, k)
-    rater_counts = np.bincount(
-        label_rater * k + label_category, minlength=cells.n_raters * k
-    ).reshape(cells.n_raters, k)
+    code = label_item * k
+    code += label_category
+    counts = np.bincount(code, minlength=n * k).reshape(n, k)
+    by_rater = label_rater * k
+    by_rater += label_category
+    rater_counts = np.bincount(by_rater, minlength=cells.n_raters * k).reshape(cells.n_raters, k)
+    del by_rater
     starts = np.cumsum(m) - m
-    return GroupTable(
+    table = GroupTable(
         items=items,
         m=m,
         counts=counts,
         label_item=label_item,
         label_rater=label_rater,
         label_category=label_category,
-        label_cell=label_cell,
         starts=starts,
         rater_counts=rater_counts,
     )
+    # the counts' flat (item, category) index is the table's ``label_code``: computed once
+    table.__dict__["label_code"] = code
+    return table
 
 
 def within_item_pairs(

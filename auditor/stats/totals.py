@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -42,8 +43,15 @@ class ItemTotals:
     function: TotalsFunction
     used: np.ndarray | None = None  # (N,) bool: items the measure uses; None means all
 
+    @cached_property
+    def total(self) -> np.ndarray:
+        """F.sum(0), summed once for the estimate and the jackknife (a column sum of a narrow
+        (N, f) array is slow)."""
+        result: np.ndarray = self.features.sum(axis=0)
+        return result
+
     def estimate(self) -> float:
-        return float(self.function(self.features.sum(axis=0)))
+        return float(self.function(self.total))
 
     @property
     def n_used(self) -> int:
@@ -55,7 +63,7 @@ class ItemTotals:
         Items the measure does not use would only repeat the estimate and shrink the variance.
         """
         features = self.features if self.used is None else self.features[self.used]
-        return self.function(self.features.sum(axis=0) - features)
+        return self.function(self.total - features)
 
     def resampled(self, weights: np.ndarray) -> np.ndarray:
         """g of weighted totals, weights shape (B, N) -> shape (B,)."""

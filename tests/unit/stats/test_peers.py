@@ -93,3 +93,14 @@ def test_both_ways_of_counting_rater_pairs_agree(seed: int) -> None:
     by_labels = cohen.pairwise_cohen(table, by_rater_pairs=False)
     for name in ("rater_a", "rater_b", "n_items", "kappa"):
         np.testing.assert_array_equal(getattr(by_items, name), getattr(by_labels, name))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_gram_tally_equals_the_bincount_per_rater_pair(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mat, k = random_matrix(seed, missing=0.4)
+    labels = from_matrix(mat, [str(c) for c in range(k)])
+    table = tables.group_table(tables.collapse(labels), labels.rater_is_model)
+    monkeypatch.setattr(cohen, "GRAM_BLOCK_CELLS", 7 * mat.shape[1] * k)  # several blocks
+    np.testing.assert_array_equal(cohen._tally_by_gram(table), cohen._tally_by_rater_pairs(table))

@@ -114,3 +114,23 @@ def test_no_zero_width_cohen_interval_from_three_shared_items() -> None:
     kappa = compute_measures(from_matrix(matrix, ["a", "b"]), settings).pairwise_cohen[0].kappa
     assert kappa.value == 1.0
     assert kappa.ci_low is None and kappa.ci_reason  # was [1.0, 1.0]
+
+
+@pytest.mark.parametrize("method", list(IntervalMethod))
+@pytest.mark.parametrize("n_raters", [0, 2])
+def test_a_scope_with_no_label_is_undefined_not_an_error(
+    method: IntervalMethod, n_raters: int
+) -> None:
+    """An empty window (no label yet, or none in the last days): every measure null."""
+    empty = np.zeros(0, dtype=np.int64)
+    labels = LabelArrays(
+        item=empty,
+        rater=empty,
+        category=empty,
+        order=empty,
+        rater_is_model=np.zeros(n_raters, dtype=bool),
+        category_names=("a", "b", "c"),
+    )
+    ms = compute_measures(labels, ProjectSettings(interval_method=method))
+    assert all(m.value is None and m.reason for m in ms.measures.values())
+    assert len(ms.pairwise_cohen) == 0
