@@ -15,7 +15,6 @@ surrogates, reported per field), so such a file gets the same errors either way.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -28,7 +27,6 @@ from auditor.ingestion.batch import FIELDS, RawBatch, ValidBatch
 from auditor.ingestion.errors import RowError
 
 PRESCAN_CHUNK = 16 << 20
-_BLANK = re.compile(rb"\n\r?\n")
 BLOCK_SIZE = (1 << 20, 64 << 20)  # bytes pyarrow parses at once: least, most
 
 
@@ -61,11 +59,15 @@ def prescan(binary: BinaryIO) -> Prescan | None:
         except UnicodeDecodeError:
             return None  # reported per field by the Python reader
         quoted = b'"' in chunk
-        # One regex pass finds "\n\n" and "\n\r\n" 4x faster than two ``in`` tests.
-        has_blank = chunk.startswith((b"\n", b"\r\n")) or _BLANK.search(chunk) is not None
+        data = np.frombuffer(chunk, dtype=np.uint8)
+        # One NumPy mask of line ends gives both the line count and the blank lines, in a
+        # third of the time of bytes.count and a regex search.
+        newline = data == 10
+        has_blank = chunk.startswith((b"\n", b"\r\n")) or bool((newline[1:] & newline[:-1]).any())
+        if not has_blank and b"\r" in chunk:
+            has_blank = bool((newline[:-2] & (data[1:-1] == 13) & newline[2:]).any())
         if quoted or has_blank:
-            data = np.frombuffer(chunk, dtype=np.uint8)
-            ends = np.flatnonzero(data == 10)
+            ends = np.flatnonzero(newline)
             if quoted:
                 quotes = np.flatnonzero(data == 34)
                 per_line = np.bincount(np.searchsorted(ends, quotes), minlength=len(ends) + 1)
@@ -76,7 +78,7 @@ def prescan(binary: BinaryIO) -> Prescan | None:
                 length = ends - starts
                 is_blank = (length == 0) | ((length == 1) & (data[np.maximum(ends - 1, 0)] == 13))
                 blank.append(np.flatnonzero(is_blank) + line_offset + 1)
-        line_offset += chunk.count(b"\n")
+        line_offset += int(np.count_nonzero(newline))
         last = chunk
     binary.seek(0)
     found = np.concatenate(blank) if blank else np.empty(0, dtype=np.int64)

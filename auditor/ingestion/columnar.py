@@ -33,6 +33,7 @@ from auditor.ingestion.batch import (
     check_rater_kinds,
 )
 from auditor.ingestion.errors import IngestRejected, RowError
+from auditor.ingestion.identity import surely_distinct
 
 # RE2 syntax; the shape batch._PLAIN_UTC matches.
 _PLAIN_UTC = r"^\d{4}-\d\d-\d\dT(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\dZ$"
@@ -282,7 +283,11 @@ def _identities_unique(times: np.ndarray | None, coded: dict[str, Coded]) -> boo
     if wanted.sum() < 2:
         return True
     names = ["session", "rater", "item"] if "session" in coded else ["rater", "item"]
-    columns = [times[wanted]] + [coded[name].codes[wanted] for name in names]
+    columns = [times] + [coded[name].codes for name in names]
+    if not wanted.all():
+        columns = [column[wanted] for column in columns]
+    if surely_distinct(columns):
+        return True
     if np.prod([float(len(coded[name].values)) for name in names]) < 2**62:
         # the codes packed into one key: one key sorts 2x faster than three
         packed = columns[-1]

