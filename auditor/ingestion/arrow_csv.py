@@ -8,9 +8,10 @@ line (the prescan ensures it); blank lines are skipped by both readers and found
 prescan, rows with a wrong number of fields are reported by pyarrow with their physical
 line; the n-th record is then the n-th physical line that is neither.
 
-Values are read as bytes and checked for UTF-8 per batch: a batch holding bytes that are not
-UTF-8 is handed to the Python validator decoded as the Python reader decodes it (lone
-surrogates, reported per field), so such a file gets the same errors either way.
+Values are read as text without pyarrow's UTF-8 check: the prescan has decoded every byte (a
+file that is not UTF-8 goes to the Python reader, which reports each bad field). Id columns
+come dictionary-encoded from the reader itself (one pass, no copy of the values); a batch cut
+from a larger block keeps the block's dictionary, which ``columnar`` trims to the values used.
 """
 
 from __future__ import annotations
@@ -116,16 +117,15 @@ def prescan(binary: BinaryIO) -> Prescan | None:
 
 
 class ColumnBatch:
-    """A batch read by pyarrow: ``table`` holds one column per field (bytes), ``lines`` the
-    1-based line of each record. Behaves as a ``RawBatch`` (its lists are made on first use)
-    and validates column-wise (``auditor.ingestion.columnar``)."""
+    """A batch read by pyarrow: ``table`` holds one text column per field (dictionary-encoded
+    or not), ``lines`` the 1-based line of each record. Behaves as a ``RawBatch`` (its lists
+    are made on first use) and validates column-wise (``auditor.ingestion.columnar``)."""
 
     def __init__(self, table: pa.Table, lines: np.ndarray, errors: list[RowError]) -> None:
         self.table = table
         self.lines = lines
         self.errors = errors
         self._raw: RawBatch | None = None
-        self._text: pa.Table | bool | None = False  # False: not yet tried
 
     def __len__(self) -> int:
         return len(self.lines) + len({error.row for error in self.errors})
@@ -135,41 +135,23 @@ class ColumnBatch:
         """The last line this batch gives (a record or a bad row)."""
         return max([int(self.lines[-1]) if len(self.lines) else 1] + [e.row for e in self.errors])
 
-    def text(self) -> pa.Table | None:
-        """The columns as UTF-8 strings, or None when some value is not UTF-8."""
-        if self._text is False:
-            try:
-                self._text = pa.table(
-                    {name: column.cast(pa.string()) for name, column in self._columns()}
-                )
-            except pa.ArrowInvalid:
-                self._text = None
-        return self._text
-
-    def _columns(self) -> Iterator[tuple[str, pa.ChunkedArray]]:
-        for name in self.table.column_names:
-            yield name, self.table.column(name)
+    def text(self) -> pa.Table:
+        """The columns, as text."""
+        return self.table
 
     def raw(self) -> RawBatch:
-        """The batch as the Python reader gives it (bytes decoded as it decodes them)."""
+        """The batch as the Python reader gives it."""
         if self._raw is None:
             columns: dict[str, list[object]] = {
-                name: [
-                    value.decode("utf-8", errors="surrogateescape") for value in column.to_pylist()
-                ]
-                for name, column in self._columns()
+                name: self.table.column(name).to_pylist() for name in self.table.column_names
             }
             self._raw = RawBatch(rows=self.lines.tolist(), errors=self.errors, **columns)
         return self._raw
 
     def validated(self, categories: list[str] | None) -> ValidBatch:
-        from auditor.ingestion.batch import validate_batch
         from auditor.ingestion.columnar import validate_columns
 
-        table = self.text()
-        if table is None:
-            return validate_batch(self.raw(), categories)
-        return validate_columns(table, self.lines, self.errors, categories)
+        return validate_columns(self.text(), self.lines, self.errors, categories)
 
     # The RawBatch interface, for code that reads a batch's lists.
     @property
@@ -180,6 +162,15 @@ class ColumnBatch:
         if name in FIELDS:
             return getattr(self.raw(), name)
         raise AttributeError(name)
+
+
+_ID_TEXT = pa.dictionary(pa.int32(), pa.string())
+
+
+def _column_type(name: str) -> pa.DataType:
+    """labeled_at as plain text (its values are mostly distinct); every other field an id,
+    dictionary-encoded as it is read."""
+    return pa.string() if name == "labeled_at" else _ID_TEXT
 
 
 def arrow_batches(
@@ -220,7 +211,8 @@ def arrow_batches(
         ),
         parse_options=pa_csv.ParseOptions(delimiter=delimiter, invalid_row_handler=on_invalid),
         convert_options=pa_csv.ConvertOptions(
-            column_types=dict.fromkeys(kept, pa.binary()),
+            column_types={name: _column_type(name) for name in kept},
+            check_utf8=False,  # the prescan decoded every byte
             include_columns=kept,
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
@@ -244,7 +236,7 @@ def arrow_batches(
             )
     if pending:
         yield ColumnBatch(
-            pa.table({name: pa.array([], pa.binary()) for name in kept}),
+            pa.table({name: pa.array([], _column_type(name)) for name in kept}),
             np.empty(0, dtype=np.int64),
             list(pending),
         )

@@ -83,9 +83,6 @@ def prescan(binary: BinaryIO, max_line_bytes: int) -> Prescan | None:
 class JsonColumnBatch(ColumnBatch):
     """A ``ColumnBatch`` whose table holds text (or null) columns, one per field."""
 
-    def text(self) -> pa.Table:
-        return self.table
-
     def raw(self) -> RawBatch:
         if self._raw is None:
             present = self.table.column_names

@@ -122,6 +122,16 @@ class CodedBatch(ValidBatch):
         return self._times
 
 
+def _used(codes: np.ndarray, dictionary: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """Codes and dictionary without the values no row uses (a batch cut from a block holds
+    the block's dictionary). Their order stays that of first sight in the block, which is
+    the order of first sight in the file for every value new to this batch."""
+    used = np.bincount(codes, minlength=len(dictionary)) > 0
+    if used.all():
+        return codes, dictionary
+    return (np.cumsum(used) - 1)[codes], dictionary.filter(pa.array(used))
+
+
 def _coded(
     column: pa.ChunkedArray,
     lines: np.ndarray,
@@ -129,9 +139,12 @@ def _coded(
     normalise: Callable[[object], Normalised],
     errors: list[RowError],
 ) -> Coded:
-    encoded = column.combine_chunks().dictionary_encode(null_encoding="encode")  # null: None
-    codes = as_numpy(encoded.indices).astype(np.int64)
-    dictionary = encoded.dictionary
+    array = column.combine_chunks()
+    if pa.types.is_dictionary(array.type):  # encoded by the CSV reader, for a whole block
+        codes, dictionary = _used(as_numpy(array.indices).astype(np.int64), array.dictionary)
+    else:
+        encoded = array.dictionary_encode(null_encoding="encode")  # null: None
+        codes, dictionary = as_numpy(encoded.indices).astype(np.int64), encoded.dictionary
     distinct = dictionary.to_pylist()
     if normalise in (_required_id, _optional_id) and len(distinct) > FAST_FROM:
         plain = _plain_ids(dictionary)

@@ -60,3 +60,17 @@ def test_same_as_the_python_reader(tmp_path: Path, monkeypatch, seed: int) -> No
         path.write_bytes(body.encode("utf-8", "surrogateescape"))
         size = rng.choice([1, 3, 1000])
         assert _read(path, True, size) == _read(path, False, size), repr(body)
+
+
+def test_a_batch_cut_from_a_block_codes_only_its_own_values(tmp_path: Path) -> None:
+    # One pyarrow block, batches of 2 rows: each batch's dictionary is the block's.
+    path = tmp_path / "labels.csv"
+    path.write_text("item,rater,label\ni1,r1,a\ni2,r1,b\ni3,r2,a\ni1,r2,c\n")
+    batches = list(LabelFileReader(path, 2))
+    assert [len(batch) for batch in batches] == [2, 2]
+    coded = [batch.validated(None).coded for batch in batches]  # type: ignore[union-attr]
+    # In the block's order of first sight: i1 was seen before i3 (and has its id already).
+    assert [c["item"].values for c in coded] == [["i1", "i2"], ["i1", "i3"]]
+    assert [c["rater"].values for c in coded] == [["r1"], ["r2"]]
+    assert [c["label"].values for c in coded] == [["a", "b"], ["a", "c"]]
+    assert [c["item"].codes.tolist() for c in coded] == [[0, 1], [1, 0]]
