@@ -30,7 +30,7 @@ from auditor.ingestion.batch import (
 )
 from auditor.ingestion.errors import IngestRejected, RowError
 from auditor.ingestion.identity import surely_distinct
-from auditor.ingestion.times import as_numpy, labeled_at_column
+from auditor.ingestion.times import as_numpy, from_numpy, labeled_at_column
 
 
 class Coded:
@@ -129,7 +129,7 @@ def _used(codes: np.ndarray, dictionary: pa.Array) -> tuple[np.ndarray, pa.Array
     used = np.bincount(codes, minlength=len(dictionary)) > 0
     if used.all():
         return codes, dictionary
-    return (np.cumsum(used) - 1)[codes], dictionary.filter(pa.array(used))
+    return (np.cumsum(used) - 1)[codes], dictionary.take(from_numpy(np.flatnonzero(used)))
 
 
 def _coded(

@@ -39,6 +39,16 @@ def as_numpy(array: pa.Array) -> np.ndarray:
     return np.frombuffer(data, dtype=dtype)[offset : offset + n] if n else np.zeros(0, dtype)
 
 
+def from_numpy(values: np.ndarray) -> pa.Array:
+    """A boolean or int64 pyarrow array of a NumPy array, made from buffers (``pa.array`` of
+    a NumPy array imports pandas on first use)."""
+    if values.dtype == bool:
+        bits = pa.py_buffer(np.packbits(values, bitorder="little"))
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, bits])
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
 def labeled_at_column(
     column: pa.ChunkedArray, lines: np.ndarray, errors: list[RowError]
 ) -> tuple[list[int | None] | None, np.ndarray]:
@@ -56,7 +66,7 @@ def labeled_at_column(
     # when its month and day are the ones written (strftime back would say so too, 20x slower).
     same_text = plain.copy()
     if plain.any():
-        shape = pa.array(plain)
+        shape = from_numpy(plain)
         for start, component in ((5, pc.month), (8, pc.day)):
             written = pc.if_else(shape, pc.utf8_slice_codeunits(array, start, start + 2), "0")
             read = component(parsed).fill_null(-1).to_numpy(zero_copy_only=False)
@@ -78,7 +88,7 @@ def _with_fallback(
         return None, micros
     values: np.ndarray = micros.astype(object)
     rest = np.flatnonzero(~good)
-    texts = array.take(pa.array(rest)).to_pylist()
+    texts = array.take(from_numpy(rest)).to_pylist()
     for position, text in zip(rest, texts, strict=True):
         value, message = _timestamp(text)
         if message is not None:
