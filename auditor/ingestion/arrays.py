@@ -239,16 +239,15 @@ def _identity_duplicates(
     row's natural identity (item, rater, session, labeled_at) with the same label is a
     duplicate, as the import would store it once; with another label it is an error naming
     both rows.
-    Column-wise: sort by identity, compare neighbours."""
+    Column-wise: a row hash proves the usual case (no repeat); else sort by identity and
+    compare neighbours."""
     keep = np.ones(len(row), dtype=bool)
-    candidates = np.flatnonzero(timed)
-    if len(candidates) < 2:
-        return keep
     identity = [item, rater, session, at]
-    if len(candidates) < len(row):
-        identity = [column[candidates] for column in identity]
+    if not timed.all():
+        identity = [column[timed] for column in identity]
     if surely_distinct(identity):
         return keep
+    candidates = np.flatnonzero(timed)
     # Rows are in file order and lexsort is stable: within a run of equal identities the
     # first row comes first without sorting on the row too.
     ordering = candidates[np.lexsort(_identity_keys(item, rater, session, at, candidates))]

@@ -22,7 +22,8 @@ def row_hashes(columns: Sequence[np.ndarray]) -> np.ndarray:
     """One uint64 per row of the integer ``columns`` (equal length); equal rows hash equal."""
     hashed = np.zeros(len(columns[0]), dtype=np.uint64)
     for column in columns:
-        hashed ^= column.astype(np.uint64, copy=False)
+        # int64 is read as uint64 in place (a view: no copy of the column)
+        hashed ^= column.view(np.uint64) if column.dtype == np.int64 else column.astype(np.uint64)
         hashed *= _STEP  # wraps modulo 2**64, as a hash should
         hashed ^= hashed >> np.uint64(31)
     hashed *= _MIX
