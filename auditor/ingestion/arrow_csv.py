@@ -173,6 +173,56 @@ def _column_type(name: str) -> pa.DataType:
     return pa.string() if name == "labeled_at" else _ID_TEXT
 
 
+def _line_chunks(binary: BinaryIO, size: int) -> Iterator[bytes]:
+    """The file after its header line, in pieces of about ``size`` bytes of whole lines."""
+    binary.seek(0)
+    binary.readline()  # the header: one line (the prescan refused quoted line breaks)
+    while data := binary.read(size):
+        if not data.endswith(b"\n"):
+            data += binary.readline()
+        yield data
+
+
+class _Chunk:
+    """One chunk parsed by pyarrow on every core, and its records of a wrong field count as
+    (number among the chunk's non-blank lines, fields). pyarrow numbers such a record only
+    when it parses serially: a chunk holding one is parsed again that way."""
+
+    def __init__(self, data: bytes, names: list[str], kept: list[str], delimiter: str) -> None:
+        self.invalid: list[tuple[int, int]] = []
+        self.table = self._parse(data, names, kept, delimiter, threads=True)
+        if self.invalid and any(number < 0 for number, _ in self.invalid):
+            self.invalid.clear()
+            self.table = self._parse(data, names, kept, delimiter, threads=False)
+
+    def _on_invalid(self, row: pa_csv.InvalidRow) -> str:
+        self.invalid.append((-1 if row.number is None else int(row.number), row.actual_columns))
+        return "skip"
+
+    def _parse(
+        self, data: bytes, names: list[str], kept: list[str], delimiter: str, threads: bool
+    ) -> pa.Table:
+        return pa_csv.read_csv(
+            pa.BufferReader(data),
+            read_options=pa_csv.ReadOptions(
+                use_threads=threads,
+                # blocks a quarter of the chunk: each core gets some; a line must fit one
+                block_size=max(len(data) // 4 + 1, BLOCK_SIZE[0]),
+                column_names=names,
+            ),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=delimiter, invalid_row_handler=self._on_invalid
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types={name: _column_type(name) for name in kept},
+                check_utf8=False,  # the prescan decoded every byte
+                include_columns=kept,
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+
+
 def arrow_batches(
     binary: BinaryIO,
     columns: list[str],
@@ -181,46 +231,29 @@ def arrow_batches(
     scan: Prescan,
 ) -> Iterator[ColumnBatch]:
     """Batches of at most ``batch_size`` records of a CSV whose header (line 1) gave
-    ``columns`` (the field each column feeds, "" for an ignored one)."""
+    ``columns`` (the field each column feeds, "" for an ignored one). The file is parsed in
+    chunks of whole lines (memory stays bounded), each on every core."""
     if not scan.has_rows:
         return  # the header alone (pyarrow refuses to skip it): no rows, as in Python
     width = len(columns)
     names = [name or f"ignored {index}" for index, name in enumerate(columns)]
-    invalid: list[int] = []  # lines of records with a wrong number of fields, in order
-    pending: list[RowError] = []
-
-    # pyarrow numbers a bad record by the non-blank lines up to it (the header is 1).
-    blank_gaps = scan.blank_lines - np.arange(len(scan.blank_lines))
-
-    def on_invalid(row: pa_csv.InvalidRow) -> str:
-        number = int(row.number)
-        line = number + int(np.searchsorted(blank_gaps, number, side="right"))
-        invalid.append(line)
-        message = f"has {row.actual_columns} fields, the header has {width}"
-        pending.append(RowError(line, None, message))
-        return "skip"
-
     kept = [name for name in names if not name.startswith("ignored ")]
-    reader = pa_csv.open_csv(
-        binary,
-        read_options=pa_csv.ReadOptions(
-            use_threads=False,
-            block_size=min(max(batch_size * 48, BLOCK_SIZE[0]), BLOCK_SIZE[1]),
-            skip_rows=1,
-            column_names=names,
-        ),
-        parse_options=pa_csv.ParseOptions(delimiter=delimiter, invalid_row_handler=on_invalid),
-        convert_options=pa_csv.ConvertOptions(
-            column_types={name: _column_type(name) for name in kept},
-            check_utf8=False,  # the prescan decoded every byte
-            include_columns=kept,
-            strings_can_be_null=False,
-            quoted_strings_can_be_null=False,
-        ),
-    )
+    invalid: list[int] = []  # lines of records with a wrong number of fields
+    pending: list[RowError] = []
+    # A non-blank line's number among the non-blank lines (the header is 1) -> its line.
+    blank_gaps = scan.blank_lines - np.arange(len(scan.blank_lines))
     done = 0  # records read so far
-    for record_batch in reader:
-        table = pa.Table.from_batches([record_batch])
+    size = min(max(batch_size * 48, BLOCK_SIZE[0]), BLOCK_SIZE[1])
+    for data in _line_chunks(binary, size):
+        chunk = _Chunk(data, names, kept, delimiter)
+        before = 1 + done + len(invalid)  # non-blank lines before the chunk
+        for number, fields in chunk.invalid:
+            line = before + number
+            line += int(np.searchsorted(blank_gaps, line, side="right"))
+            invalid.append(line)
+            message = f"has {fields} fields, the header has {width}"
+            pending.append(RowError(line, None, message))
+        table = chunk.table
         # Disjoint (a blank line has no field count to be wrong): a sort, not np.union1d,
         # whose np.unique imports numpy.ma (10 ms of a one-shot `auditor stats`).
         excluded = np.sort(np.concatenate((scan.blank_lines, np.asarray(invalid, np.int64))))
@@ -240,5 +273,5 @@ def arrow_batches(
         yield ColumnBatch(
             pa.table({name: pa.array([], _column_type(name)) for name in kept}),
             np.empty(0, dtype=np.int64),
-            list(pending),
+            sorted(pending, key=lambda error: error.row),
         )
