@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from auditor.ingestion.arrow_calls import call, matches, take
 from auditor.ingestion.batch import (
     ID_MAX,
     Normalised,
@@ -53,13 +53,14 @@ FAST_FROM = 64  # distinct values from which the C pre-check pays for itself
 def _plain_ids(dictionary: pa.Array) -> np.ndarray:
     """Values that are already normal ids: ASCII (so NFC), 1 to ID_MAX characters, no control
     character, no surrounding blank. The others go through the Python normaliser."""
-    length = as_numpy(pc.binary_length(dictionary))
-    ok = pc.and_(
-        pc.string_is_ascii(dictionary),
-        pc.invert(pc.match_substring_regex(dictionary, r"[\x00-\x1f\x7f]")),
+    length = as_numpy(call("binary_length", dictionary))
+    ok = call(
+        "and",
+        call("string_is_ascii", dictionary),
+        call("invert", matches(dictionary, r"[\x00-\x1f\x7f]")),
     )
-    ok = pc.and_(ok, pc.equal(pc.ascii_trim_whitespace(dictionary), dictionary))
-    ok = pc.and_kleene(ok, pc.is_valid(dictionary))  # null (JSON): the Python normaliser
+    ok = call("and", ok, call("equal", call("ascii_trim_whitespace", dictionary), dictionary))
+    ok = call("and_kleene", ok, call("is_valid", dictionary))  # null (JSON): Python's
     return as_numpy(ok) & (length > 0) & (length <= ID_MAX)
 
 
@@ -129,7 +130,7 @@ def _used(codes: np.ndarray, dictionary: pa.Array) -> tuple[np.ndarray, pa.Array
     used = np.bincount(codes, minlength=len(dictionary)) > 0
     if used.all():
         return codes, dictionary
-    return (np.cumsum(used) - 1)[codes], dictionary.take(from_numpy(np.flatnonzero(used)))
+    return (np.cumsum(used) - 1)[codes], take(dictionary, from_numpy(np.flatnonzero(used)))
 
 
 def _coded(

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from auditor.domain import EARLIEST_MICROS, LATEST_MICROS
+from auditor.ingestion.arrow_calls import cast, take
 from auditor.ingestion.batch import _timestamp
 from auditor.ingestion.errors import RowError
 
@@ -59,6 +59,8 @@ def labeled_at_column(
     if fixed is not None:
         micros, good = fixed
         return _with_fallback(array, micros, good, lines, errors)
+    import pyarrow.compute as pc  # another shape than the common one: rare, and slow anyway
+
     plain = as_numpy(pc.and_kleene(pc.match_substring_regex(array, _PLAIN_UTC), pc.is_valid(array)))
     parsed = pc.strptime(array, format="%Y-%m-%dT%H:%M:%SZ", unit="us", error_is_null=True)
     micros = parsed.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False).copy()
@@ -88,7 +90,7 @@ def _with_fallback(
         return None, micros
     values: np.ndarray = micros.astype(object)
     rest = np.flatnonzero(~good)
-    texts = array.take(from_numpy(rest)).to_pylist()
+    texts = take(array, from_numpy(rest)).to_pylist()
     for position, text in zip(rest, texts, strict=True):
         value, message = _timestamp(text)
         if message is not None:
@@ -152,7 +154,7 @@ def _fixed_width_utc(array: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
     try:
         # 3x faster than the NumPy parse below; it accepts a space for the "T" and any year
         # from 0000, which the separators and bounds below refuse.
-        parsed = array.cast(_UTC_MICROS)
+        parsed = cast(array, _UTC_MICROS)
     except pa.ArrowInvalid:  # some row is not a time: find which, in NumPy
         return _parse_fixed_width(raw)
     micros = np.frombuffer(parsed.buffers()[1], dtype=np.int64)[parsed.offset : parsed.offset + n]
