@@ -15,7 +15,7 @@ import importlib
 import os
 import sys
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 import typer.main
@@ -200,6 +200,8 @@ def main() -> None:
         # last bits, as they do between machines of different core counts.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
+        if sys.argv[1:2] == ["stats"]:
+            _run_and_leave()
         app()
     except Exception as error:
         from auditor.storage.db import describe_database_error, missing_database_name
@@ -209,6 +211,26 @@ def main() -> None:
             raise
         typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
         sys.exit(2 if missing_database_name(error) else 1)
+
+
+def _run_and_leave() -> NoReturn:
+    """Run the command, then leave without the interpreter's teardown: `auditor stats` writes
+    nothing but its output and holds no connection, and tearing down NumPy, pyarrow and the
+    heap of a million labels takes 0.05-0.1 s of a one-shot that takes well under a second."""
+    try:
+        app()
+        code: int | str | None = 0
+    except SystemExit as done:
+        code = done.code
+    if isinstance(code, str):  # sys.exit("message"): printed, status 1, as Python does
+        sys.stderr.write(code + "\n")
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # a closed pipe (`| head`): nothing more can be written
+        code = code or 1
+    os._exit(code or 0)
 
 
 def _configured_url() -> str | None:

@@ -25,6 +25,7 @@ from auditor.ingestion.batch import (
     validate_batch,
 )
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError, shown
+from auditor.ingestion.identity import surely_distinct
 from auditor.ingestion.readers import LabelFileReader, ReadOptions
 
 BATCH_SIZE = 500_000  # rows a batch; pyarrow reads CSV blocks of about this size
@@ -94,8 +95,9 @@ def read_with_dropped(
     )
     if len(row):
         unique = _identity_duplicates(row, item, rater, session, order, timed.astype(bool), label)
-        dropped += int((~unique).sum())
-        row, item, rater, label, order = (a[unique] for a in (row, item, rater, label, order))
+        if not unique.all():
+            dropped += int((~unique).sum())
+            row, item, rater, label, order = (a[unique] for a in (row, item, rater, label, order))
     names = list(categories) if categories is not None else sorted(labels)
     category = _categories(names, labels, label, row)
     arrays = LabelArrays(
@@ -149,7 +151,7 @@ def _columns(
             timed,
             session,
         )
-        return tuple(column[keep] for column in columns)
+        return tuple(column[keep] for column in columns) if batch.duplicate_rows else columns
     rows = np.asarray(batch.rows, dtype=np.int64)
     at = batch.labeled_at or [None] * len(batch)
     order = np.asarray(
@@ -237,11 +239,15 @@ def _identity_duplicates(
     row's natural identity (item, rater, session, labeled_at) with the same label is a
     duplicate, as the import would store it once; with another label it is an error naming
     both rows.
-    Column-wise: sort by identity, compare neighbours."""
+    Column-wise: a row hash proves the usual case (no repeat); else sort by identity and
+    compare neighbours."""
     keep = np.ones(len(row), dtype=bool)
-    candidates = np.flatnonzero(timed)
-    if len(candidates) < 2:
+    identity = [item, rater, session, at]
+    if not timed.all():
+        identity = [column[timed] for column in identity]
+    if surely_distinct(identity):
         return keep
+    candidates = np.flatnonzero(timed)
     # Rows are in file order and lexsort is stable: within a run of equal identities the
     # first row comes first without sorting on the row too.
     ordering = candidates[np.lexsort(_identity_keys(item, rater, session, at, candidates))]

@@ -77,14 +77,11 @@ def prescan(binary: BinaryIO, max_line_bytes: int) -> Prescan | None:
     binary.seek(0)
     found = np.concatenate(blank).astype(np.int64) if blank else np.empty(0, dtype=np.int64)
     lines = line_offset + (0 if last.endswith(b"\n") or not last else 1)
-    return Prescan(blank_lines=found, data_lines=lines - len(found))
+    return Prescan(blank_lines=found, has_rows=lines - len(found) > 0)
 
 
 class JsonColumnBatch(ColumnBatch):
     """A ``ColumnBatch`` whose table holds text (or null) columns, one per field."""
-
-    def text(self) -> pa.Table:
-        return self.table
 
     def raw(self) -> RawBatch:
         if self._raw is None:
@@ -132,7 +129,7 @@ def arrow_json_batches(
     """Batches of at most ``batch_size`` records; keys that feed no field are added to
     ``ignored`` (in order of first sight, as the Python reader lists them). With ``strict``
     such a key is ``NotColumnar``: the Python reader names its lines."""
-    if scan.data_lines <= 0:
+    if not scan.has_rows:
         return
     wanted = set(columns.values())
     schema = pa.schema([(columns["labeled_at"], pa.string())])  # else pyarrow reads a time

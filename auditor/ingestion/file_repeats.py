@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from auditor.ingestion.batch import ValidBatch
-
-_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
+from auditor.ingestion.identity import any_equal, row_hashes
 
 
 class FileRepeats:
@@ -39,12 +38,11 @@ class FileRepeats:
         micros = coded.get("micros")
         if micros is None:
             return
-        with np.errstate(over="ignore"):
-            mixed = _hashes(coded["item"]) * _MIX[0]
-            mixed ^= _hashes(coded["rater"]) * _MIX[1]
-            if "session" in coded:
-                mixed ^= _hashes(coded["session"]) * _MIX[2]
-            mixed ^= micros.astype(np.uint64) * _MIX[0] * _MIX[1]
+        # A batch without the session column (a JSONL block where no record gives it) reads
+        # as sessions of None, so its rows hash as the same rows of a batch that has one.
+        no_session = np.full(len(batch), hash(None), dtype=np.int64).view(np.uint64)
+        session = _hashes(coded["session"]) if "session" in coded else no_session
+        mixed = row_hashes([_hashes(coded["item"]), _hashes(coded["rater"]), session, micros])
         self._identities.append(mixed[(micros >= 0) & ~has_key & keep])
 
     def possible(self) -> bool:
@@ -69,5 +67,4 @@ def _repeats(parts: list[np.ndarray]) -> bool:
         return False  # one batch: it judged itself
     hashes = np.concatenate(parts)
     parts.clear()
-    hashes.sort()
-    return bool((hashes[1:] == hashes[:-1]).any())
+    return any_equal(hashes)

@@ -77,3 +77,29 @@ def test_sqlite_reference_trigger_is_back_after_every_import(
                 "received_at) VALUES (1, 999, 1, 1, 1, 1)"
             )
         )
+
+
+def test_a_repeat_across_jsonl_batches_with_and_without_a_session_field(
+    engine: Engine, uow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Blocks of two lines: the first batch has a session field (given by another record),
+    # the second has none; the repeated row has no session in either.
+    from auditor.ingestion import arrow_json
+
+    monkeypatch.setattr(arrow_json, "BLOCK_SIZE", 200)
+    create_project(uow, "p", ["a", "b"])
+    row = '{"item": "i1", "rater": "r1", "label": "a", "labeled_at": "2024-01-01T00:00:00Z"}'
+    path = tmp_path / "labels.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                row,
+                '{"item": "i2", "rater": "r1", "label": "a", "session": "s1"}',
+                '{"item": "i3", "rater": "r1", "label": "b", "labeled_at": "2024-01-02T00:00:00Z"}',
+                row,
+            ]
+        )
+        + "\n"
+    )
+    result = _import(engine, path)
+    assert (result.inserted, result.duplicates, result.errors) == (3, 1, [])

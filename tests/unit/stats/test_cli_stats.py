@@ -162,6 +162,32 @@ def test_the_installed_command_runs_as_a_process(label_file: Path) -> None:
     assert doc["measures"]["kappa_s"]["ci_low"] is None
 
 
+def test_the_process_leaves_with_its_status_and_all_its_output(tmp_path: Path) -> None:
+    # `auditor stats` skips the interpreter's teardown (os._exit): the status and every
+    # line written must still come out.
+    auditor = Path(sys.executable).parent / "auditor"
+    rows = [f"i{i},r{j},{'ab'[(i * j) % 2]}" for i in range(300) for j in range(12)]
+    good = tmp_path / "many.csv"
+    good.write_text("item,rater,label\n" + "\n".join(rows) + "\n")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item,rater,label\ni1,ann,a\ni1,bob,zz\n")
+    cases = [(good, 0, ""), (bad, 1, "row 3, field 'label'"), (tmp_path / "none.csv", 2, "")]
+    for path, status, error in cases:
+        done = subprocess.run(
+            [str(auditor), "stats", str(path), "--categories", "a,b"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == status, done.stderr
+        assert error in done.stderr
+    done = subprocess.run(
+        [str(auditor), "stats", str(good), "--json"], capture_output=True, timeout=120
+    )
+    assert len(json.loads(done.stdout)["pairwise_cohen"]) == 12 * 11 // 2
+
+
 def test_a_file_with_one_label_suggests_the_vocabulary(tmp_path: Path) -> None:
     path = tmp_path / "one.csv"
     path.write_text("item,rater,label\n1,a,x\n1,b,x\n2,a,x\n2,b,x\n", encoding="utf-8")
