@@ -304,10 +304,15 @@ class Staging:
 
     def _judge_stored(self, project_id: int) -> None:
         """Add to import_repeat the staged rows that repeat a stored label."""
-        stored = self._run(
-            "SELECT EXISTS (SELECT 1 FROM labels WHERE project_id = :p)", p=project_id
-        ).scalar_one()
-        if not stored:
+        # Only a staged time within the stored ones can repeat a stored label: two probes of
+        # (project, labeled_at) (one subquery each: SQLite reads min and max from an index
+        # only when alone) spare the identity index a probe per row of a file of newer labels
+        # (10M into 10M: 15 s).
+        bound = "SELECT {}(labeled_at) FROM labels WHERE project_id = :p"
+        low, high = self._run(
+            f"SELECT ({bound.format('min')}), ({bound.format('max')})", p=project_id
+        ).one()
+        if low is None:
             return  # a first import: nothing stored to repeat
         if self.identified:
             self._run(
@@ -317,8 +322,11 @@ class Staging:
                 f"{self.resolved} JOIN labels l ON l.project_id = :p "
                 "AND l.item_id = i.id AND l.rater_id = r.id AND l.labeled_at = st.labeled_at "
                 "AND l.session_id IS NOT DISTINCT FROM s.id "
-                "WHERE st.labeled_at IS NOT NULL AND st.client_key IS NULL GROUP BY st.seq",
+                "WHERE st.labeled_at BETWEEN :low AND :high AND st.client_key IS NULL "
+                "GROUP BY st.seq",
                 p=project_id,
+                low=low,
+                high=high,
             )
         if self.keys:
             self._run(
