@@ -31,7 +31,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
 from auditor.storage.repositories import WriteConflict, _is_write_conflict
-from auditor.storage.staging_copy import COLUMNS, StagedColumns, copy_rows
+from auditor.storage.staging_copy import COLUMNS, NAME_TABLES, StagedColumns, copy_rows
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,8 @@ class Staging:
                 "import_id BIGINT, by_key BOOLEAN, same BOOLEAN)"
             )
             self.connection.exec_driver_sql("CREATE INDEX import_repeat_seq ON import_repeat (seq)")
+            for table, table_columns in NAME_TABLES.items():
+                self.connection.exec_driver_sql(f"CREATE TEMP TABLE {table} ({table_columns})")
         self._next_seq = 0
         # What the staged rows use, so that the passes skip the statements with nothing to do.
         self.sessions = self.kinds = self.keys = self.identified = False
@@ -109,7 +111,8 @@ class Staging:
             self.connection.execution_options(sqlite_begin="DEFERRED")
             with self.connection.begin():
                 self.connection.exec_driver_sql("DROP TABLE IF EXISTS import_staging")
-                self.connection.exec_driver_sql("DROP TABLE IF EXISTS import_repeat")
+                for table in ["import_repeat", *NAME_TABLES]:
+                    self.connection.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
         except Exception:
             # The temporary tables must not outlive the import on a pooled connection; and
             # a failure here must not hide the one that is propagating.
@@ -192,10 +195,10 @@ class Staging:
         if self.dialect == "postgresql":
             # Sorts and hashes of a million rows stay in memory (the default 4 MB spills).
             self._run("SET LOCAL work_mem = '128MB'")
-            self._run("ANALYZE import_staging")
+            self._run("ANALYZE import_staging, import_items, import_raters")
         self._run(
             "INSERT INTO raters (project_id, external_id, kind) "
-            "SELECT :p, rater, COALESCE(max(rater_kind), 'human') FROM import_staging "
+            "SELECT :p, rater, COALESCE(max(rater_kind), 'human') FROM import_raters "
             "WHERE true GROUP BY rater ORDER BY rater ON CONFLICT DO NOTHING",
             **p,
         )
@@ -215,7 +218,7 @@ class Staging:
                 return StagedResult(0, 0, [tuple(r) for r in found], kind_count, [], 0)
         self._run(
             "INSERT INTO items (project_id, external_id) "
-            "SELECT :p, item FROM (SELECT DISTINCT item FROM import_staging) d "
+            "SELECT :p, item FROM (SELECT DISTINCT item FROM import_items) d "
             "WHERE true ORDER BY item ON CONFLICT DO NOTHING",
             **p,
         )
