@@ -1,8 +1,9 @@
 """File imports through a staging table: rows in first, set-based SQL out, on PostgreSQL and
 SQLite alike.
 
-``Staging`` holds one connection with two temporary tables. The rows of a file (already
-validated, see ``auditor.ingestion``) are copied into ``import_staging`` as they are read,
+``Staging`` holds one connection with its temporary tables. The rows of a file (already
+validated, see ``auditor.ingestion``) are copied into ``import_staging`` as they are read
+(each batch's distinct item and rater names beside them, see ``staging_copy.NAME_TABLES``),
 each batch in a short transaction of its own that touches only the temporary table: on
 SQLite that takes no lock on the database (the temporary tables live in the connection's own
 temp database), so API writes and recomputes go on while a file is parsed. Repeats inside
@@ -219,7 +220,10 @@ class Staging:
         self._run(
             "INSERT INTO items (project_id, external_id) "
             "SELECT :p, item FROM (SELECT DISTINCT item FROM import_items) d "
-            "WHERE true ORDER BY item ON CONFLICT DO NOTHING",
+            # Stored items left out first (an anti-join: 2 s for 1M stored, against 6-9 s
+            # for a conflict caught per row); ON CONFLICT stays for a concurrent import.
+            "WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.project_id = :p "
+            "AND i.external_id = d.item) ORDER BY item ON CONFLICT DO NOTHING",
             **p,
         )
         if self.sessions:
@@ -252,7 +256,14 @@ class Staging:
         SQLite the per-row reference trigger (four lookups per label, most of the write's
         time) is dropped for this one statement and created again, from its stored text,
         before the transaction ends: other writers, which cannot write between the two (the
-        write lock is ours), always find it in place."""
+        write lock is ours), always find it in place.
+
+        The rows go in file order (``ORDER BY st.seq``), so ids follow the file: readers
+        break ties of labeled_at by id (``LabelArrays``, the repeats' first and later looks,
+        a file without labeled_at whose labels share one time). Inserting in the identity
+        index's order instead (item, rater, labeled_at, seq) would keep that order within an
+        (item, rater) cell but not across cells, and saved 7% of this statement at 10M into
+        10M (69 s against 75 s, within the noise of the shared machine): not taken."""
         trigger = None
         if self.dialect == "sqlite":
             trigger = self._run(
