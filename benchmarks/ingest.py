@@ -250,18 +250,18 @@ def main() -> None:
             path.unlink()
             generate(path, options.rss_rows, options.keys)
             with postgres_database() as url:
-                seconds, peak = peak_rss_of_import(url, path, 2)
+                runs, peak = peak_rss_of_import(url, path, 2)
                 with psycopg.connect(_libpq(url), autocommit=True) as db:
                     held = copy_into_holding(db, options.rss_rows)
             rows = options.rss_rows
             print(f"`auditor import` of {rows:,} rows into PostgreSQL: first "
-                  f"{seconds[0]:.1f} s ({rows / seconds[0]:,.0f} labels/s), into "
-                  f"the project holding them {seconds[1]:.1f} s "
-                  f"({rows / seconds[1]:,.0f} labels/s), peak RSS "
+                  f"{runs[0]:.1f} s ({rows / runs[0]:,.0f} labels/s), into "
+                  f"the project holding them {runs[1]:.1f} s "
+                  f"({rows / runs[1]:,.0f} labels/s), peak RSS "
                   f"{peak / 1e6:.0f} MB [targets: >= 200,000 labels/s, < 500 MB]")  # fmt: skip
             print(f"PostgreSQL COPY of the same {rows:,} rows into a labels-shaped table "
                   f"holding the first {rows:,}: {held:.1f} s ({rows / held:,.0f} rows/s) "
-                  f"[the floor]; the import is {seconds[1] / held:.1f}x it")  # fmt: skip
+                  f"[the floor]; the import is {runs[1] / held:.1f}x it")  # fmt: skip
 
 
 if __name__ == "__main__":
