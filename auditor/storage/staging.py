@@ -1,8 +1,9 @@
 """File imports through a staging table: rows in first, set-based SQL out, on PostgreSQL and
 SQLite alike.
 
-``Staging`` holds one connection with two temporary tables. The rows of a file (already
-validated, see ``auditor.ingestion``) are copied into ``import_staging`` as they are read,
+``Staging`` holds one connection with its temporary tables. The rows of a file (already
+validated, see ``auditor.ingestion``) are copied into ``import_staging`` as they are read
+(each batch's distinct item and rater names beside them, see ``staging_copy.NAME_TABLES``),
 each batch in a short transaction of its own that touches only the temporary table: on
 SQLite that takes no lock on the database (the temporary tables live in the connection's own
 temp database), so API writes and recomputes go on while a file is parsed. Repeats inside
@@ -31,7 +32,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
 from auditor.storage.repositories import WriteConflict, _is_write_conflict
-from auditor.storage.staging_copy import COLUMNS, StagedColumns, copy_rows
+from auditor.storage.staging_copy import COLUMNS, NAME_TABLES, StagedColumns, copy_rows
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,8 @@ class Staging:
                 "import_id BIGINT, by_key BOOLEAN, same BOOLEAN)"
             )
             self.connection.exec_driver_sql("CREATE INDEX import_repeat_seq ON import_repeat (seq)")
+            for table, table_columns in NAME_TABLES.items():
+                self.connection.exec_driver_sql(f"CREATE TEMP TABLE {table} ({table_columns})")
         self._next_seq = 0
         # What the staged rows use, so that the passes skip the statements with nothing to do.
         self.sessions = self.kinds = self.keys = self.identified = False
@@ -109,7 +112,8 @@ class Staging:
             self.connection.execution_options(sqlite_begin="DEFERRED")
             with self.connection.begin():
                 self.connection.exec_driver_sql("DROP TABLE IF EXISTS import_staging")
-                self.connection.exec_driver_sql("DROP TABLE IF EXISTS import_repeat")
+                for table in ["import_repeat", *NAME_TABLES]:
+                    self.connection.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
         except Exception:
             # The temporary tables must not outlive the import on a pooled connection; and
             # a failure here must not hide the one that is propagating.
@@ -192,10 +196,10 @@ class Staging:
         if self.dialect == "postgresql":
             # Sorts and hashes of a million rows stay in memory (the default 4 MB spills).
             self._run("SET LOCAL work_mem = '128MB'")
-            self._run("ANALYZE import_staging")
+            self._run("ANALYZE import_staging, import_items, import_raters")
         self._run(
             "INSERT INTO raters (project_id, external_id, kind) "
-            "SELECT :p, rater, COALESCE(max(rater_kind), 'human') FROM import_staging "
+            "SELECT :p, rater, COALESCE(max(rater_kind), 'human') FROM import_raters "
             "WHERE true GROUP BY rater ORDER BY rater ON CONFLICT DO NOTHING",
             **p,
         )
@@ -215,8 +219,11 @@ class Staging:
                 return StagedResult(0, 0, [tuple(r) for r in found], kind_count, [], 0)
         self._run(
             "INSERT INTO items (project_id, external_id) "
-            "SELECT :p, item FROM (SELECT DISTINCT item FROM import_staging) d "
-            "WHERE true ORDER BY item ON CONFLICT DO NOTHING",
+            "SELECT :p, item FROM (SELECT DISTINCT item FROM import_items) d "
+            # Stored items left out first (an anti-join: 2 s for 1M stored, against 6-9 s
+            # for a conflict caught per row); ON CONFLICT stays for a concurrent import.
+            "WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.project_id = :p "
+            "AND i.external_id = d.item) ORDER BY item ON CONFLICT DO NOTHING",
             **p,
         )
         if self.sessions:
@@ -249,7 +256,14 @@ class Staging:
         SQLite the per-row reference trigger (four lookups per label, most of the write's
         time) is dropped for this one statement and created again, from its stored text,
         before the transaction ends: other writers, which cannot write between the two (the
-        write lock is ours), always find it in place."""
+        write lock is ours), always find it in place.
+
+        The rows go in file order (``ORDER BY st.seq``), so ids follow the file: readers
+        break ties of labeled_at by id (``LabelArrays``, the repeats' first and later looks,
+        a file without labeled_at whose labels share one time). Inserting in the identity
+        index's order instead (item, rater, labeled_at, seq) would keep that order within an
+        (item, rater) cell but not across cells, and saved 7% of this statement at 10M into
+        10M (69 s against 75 s, within the noise of the shared machine): not taken."""
         trigger = None
         if self.dialect == "sqlite":
             trigger = self._run(
@@ -304,10 +318,15 @@ class Staging:
 
     def _judge_stored(self, project_id: int) -> None:
         """Add to import_repeat the staged rows that repeat a stored label."""
-        stored = self._run(
-            "SELECT EXISTS (SELECT 1 FROM labels WHERE project_id = :p)", p=project_id
-        ).scalar_one()
-        if not stored:
+        # Only a staged time within the stored ones can repeat a stored label: two probes of
+        # (project, labeled_at) (one subquery each: SQLite reads min and max from an index
+        # only when alone) spare the identity index a probe per row of a file of newer labels
+        # (10M into 10M: 15 s).
+        bound = "SELECT {}(labeled_at) FROM labels WHERE project_id = :p"
+        low, high = self._run(
+            f"SELECT ({bound.format('min')}), ({bound.format('max')})", p=project_id
+        ).one()
+        if low is None:
             return  # a first import: nothing stored to repeat
         if self.identified:
             self._run(
@@ -317,8 +336,11 @@ class Staging:
                 f"{self.resolved} JOIN labels l ON l.project_id = :p "
                 "AND l.item_id = i.id AND l.rater_id = r.id AND l.labeled_at = st.labeled_at "
                 "AND l.session_id IS NOT DISTINCT FROM s.id "
-                "WHERE st.labeled_at IS NOT NULL AND st.client_key IS NULL GROUP BY st.seq",
+                "WHERE st.labeled_at BETWEEN :low AND :high AND st.client_key IS NULL "
+                "GROUP BY st.seq",
                 p=project_id,
+                low=low,
+                high=high,
             )
         if self.keys:
             self._run(

@@ -166,3 +166,71 @@ def test_channel_settings_move_into_config_and_back(scratch_database_url: str) -
             assert _links(connection) == links
     finally:
         engine.dispose()
+
+
+_LABEL = (
+    "INSERT INTO labels (project_id, item_id, rater_id, category_id, labeled_at, received_at, "
+    "client_key) VALUES (:p, :i, :r, :c, 0, 0, :key)"
+)
+
+
+def _client_key_rule_holds(connection, parents: dict[str, int]) -> None:
+    """A key is unique in its project, labels without one are not limited, and the
+    reference check still refuses a label pointing nowhere."""
+    for _ in range(2):
+        connection.execute(text(_LABEL), {**parents, "key": None})
+    nested = connection.begin_nested()
+    with pytest.raises(Exception, match="client_key"):
+        connection.execute(text(_LABEL), {**parents, "key": "k1"})
+    nested.rollback()
+    nested = connection.begin_nested()
+    with pytest.raises(Exception, match=r"(?i)foreign ?key"):
+        connection.execute(text(_LABEL), {**parents, "i": parents["i"] + 100, "key": None})
+    nested.rollback()
+
+
+def test_client_key_rule_survives_the_partial_index(scratch_database_url: str) -> None:
+    """0013: the unique (project, client key) constraint becomes a partial index, both ways,
+    with the labels, the rule, the reference triggers and (SQLite) the id counter kept."""
+    url = scratch_database_url
+    migrate.upgrade(url, "0012")
+    engine = make_engine(url)
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO projects (slug, name, created_at) VALUES ('p', 'P', 0)"
+            )
+            p = connection.exec_driver_sql("SELECT id FROM projects").scalar_one()
+            for table, values in (
+                ("items", "(project_id, external_id) VALUES (:p, 'i')"),
+                ("raters", "(project_id, external_id, kind) VALUES (:p, 'r', 'human')"),
+                ("categories", "(project_id, name, position) VALUES (:p, 'a', 0)"),
+            ):
+                connection.execute(text(f"INSERT INTO {table} {values}"), {"p": p})
+            parents = {"p": p}
+            for name, table in (("i", "items"), ("r", "raters"), ("c", "categories")):
+                parents[name] = connection.execute(text(f"SELECT id FROM {table}")).scalar_one()
+            for key in ("k1", "k2", None):
+                connection.execute(text(_LABEL), {**parents, "key": key})
+            # The highest id goes: an id counter rebuilt from max(id) would hand it out again.
+            top = connection.exec_driver_sql("SELECT max(id) FROM labels").scalar_one()
+            connection.exec_driver_sql(f"DELETE FROM labels WHERE id = {top}")
+
+        for target in ("head", "0012"):
+            if target == "head":
+                migrate.upgrade(url)
+                migrate.check(url)
+            else:
+                migrate.downgrade(url, target)
+            with engine.begin() as connection:
+                keys = connection.exec_driver_sql(
+                    "SELECT client_key FROM labels ORDER BY id"
+                ).scalars()
+                assert list(keys)[:2] == ["k1", "k2"]
+                new = connection.execute(text(_LABEL + " RETURNING id"), {**parents, "key": None})
+                assert new.scalar_one() > top
+                _client_key_rule_holds(connection, parents)
+                top = connection.exec_driver_sql("SELECT max(id) FROM labels").scalar_one()
+                connection.exec_driver_sql(f"DELETE FROM labels WHERE id = {top}")
+    finally:
+        engine.dispose()
