@@ -9,14 +9,10 @@ or a breach; and nothing more is written until labels come back.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
-import pytest
-
 import workers.tasks as tasks
-from auditor.config import get_settings
 from auditor.services.alerts.reads import alert_status
 from auditor.services.alerts.rules import RuleSpec, add_rule
 from auditor.services.ingest.imports import list_imports, revert_import
@@ -32,16 +28,8 @@ from tests.integration.alerts.support import (
     log_channel,
     make_project,
 )
-
-
-def _reasons(node: Any) -> list[str | None]:
-    """The reason of every undefined measure of a rendered snapshot, at any depth."""
-    if isinstance(node, dict):
-        own = [node["reason"]] if node.get("value", 0) is None and "reason" in node else []
-        return own + [r for value in node.values() for r in _reasons(value)]
-    if isinstance(node, list):
-        return [r for item in node for r in _reasons(item)]
-    return []
+from tests.integration.health.test_retries_exhausted import eager_tasks  # noqa: F401
+from tests.integration.snapshots.test_empty_window import _reasons as undefined_reasons
 
 
 def _defined(node: Any) -> list[float]:
@@ -86,7 +74,7 @@ def _assert_every_measure_undefined(uow: UnitOfWork) -> None:
         shown = snapshot_view(uow, "p", scope=scope)
         assert (shown["n_labels"], shown["n_items"], shown["n_raters"]) == (0, 0, 0)
         assert _defined(shown) == [], scope
-        reasons = _reasons(shown)
+        reasons = undefined_reasons(shown)
         assert len(reasons) >= 9 and set(reasons) == {"no labels"}, scope
 
 
@@ -132,18 +120,10 @@ def test_the_next_recompute_writes_every_measure_undefined(uow) -> None:
     assert snapshot_view(uow, "p")["measures"]["kappa_s"]["value"] > 0.8
 
 
-@pytest.fixture
-def worker(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The Celery tasks, run in-process on the test's database."""
-    monkeypatch.setenv("AUDITOR_DATABASE_URL", database_url)
-    get_settings.cache_clear()
-    tasks._engines.clear()
-    yield
-    tasks._engines.clear()
-    get_settings.cache_clear()
-
-
-def test_the_scheduler_finds_the_emptied_project_and_its_task_writes_it(uow, worker) -> None:
+def test_the_scheduler_finds_the_emptied_project_and_its_task_writes_it(
+    uow,
+    eager_tasks,  # noqa: F811
+) -> None:
     project_id = _project_with_rules(uow)
     now = T0 + timedelta(hours=2)
     assert recompute_project(uow, project_id, now=now).status == "written"
