@@ -142,14 +142,16 @@ def history(
     """The values of one metric over time, one row per snapshot.
 
     In the table, a line where an import was reverted (its labels left the project)."""
+    since_at = None if since is None else parse_time(since, "--since")
+    until_at = None if until is None else parse_time(until, "--until")
     points = metric_history(
         unit_of_work(),
         project,
         metric,
         subject=subject,
         scopes=scope or None,
-        since=None if since is None else parse_time(since, "--since"),
-        until=None if until is None else parse_time(until, "--until"),
+        since=since_at,
+        until=until_at,
     )
     hint = how_to_get_a_snapshot(project) if not points else None
     if hint is not None:
@@ -157,7 +159,11 @@ def history(
     if hint is None or output is not OutputFormat.TABLE:
         from auditor.services.ingest.imports import revert_marks
 
-        shown = revert_marks(unit_of_work(), project) if output is OutputFormat.TABLE else []
+        shown = (
+            revert_marks(unit_of_work(), project, since_at, until_at)
+            if output is OutputFormat.TABLE
+            else []
+        )
         typer.echo(_render_history(points, output, shown))
 
 

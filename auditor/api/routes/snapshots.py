@@ -150,6 +150,6 @@ def history(
             RevertMarkOut(
                 **{**mark, "import_id": ids.encode("import", who.project_id, mark["import_id"])}
             )
-            for mark in revert_marks(uow, slug)
+            for mark in revert_marks(uow, slug, _utc(since), _utc(until))
         ],
     )

@@ -111,8 +111,11 @@ def delete_project(uow: UnitOfWork, slug: str) -> dict[str, int]:
         return deleted
 
 
-def revert_marks(uow: UnitOfWork, slug: str) -> list[dict[str, Any]]:
-    """Where reverts happened, for history listings: import id, source, when, labels removed."""
+def revert_marks(
+    uow: UnitOfWork, slug: str, since: datetime | None = None, until: datetime | None = None
+) -> list[dict[str, Any]]:
+    """Where reverts happened, for history listings: import id, source, when, labels removed;
+    only those within ``since``..``until`` (inclusive) when given, as the history's points."""
     with uow:
         records = uow.imports.list_imports(uow.require_project(slug).id)
         return [
@@ -124,4 +127,6 @@ def revert_marks(uow: UnitOfWork, slug: str) -> list[dict[str, Any]]:
             }
             for r in records
             if r.reverted_at is not None
+            and (since is None or r.reverted_at >= since)
+            and (until is None or r.reverted_at <= until)
         ]

@@ -85,6 +85,13 @@ def test_batches_are_imports_and_admin_reverts_one(world) -> None:
     )
     assert history.status_code == 200
     assert [(m["import_id"], m["labels"]) for m in history.json()["reverts"]] == [(import_id, 5)]
+    # A window that ends before the revert lists none (reverts follow since/until as points).
+    earlier = client.get(
+        "/api/v1/projects/alpha/history",
+        params={"metric": "kappa_s", "until": "2000-01-01T00:00:00Z"},
+        headers=world.auth(),
+    )
+    assert earlier.status_code == 200 and earlier.json()["reverts"] == []
 
 
 def _rows_by_project(url: str) -> dict[str, dict[int, int]]:
