@@ -134,14 +134,14 @@ def _references(frame: _Frame, thresholds: Sequence[tuple[float, str]]) -> list[
 
 
 def _marks(
-    frame: _Frame, times: list[datetime], marks: Sequence[tuple[datetime, str]]
+    frame: _Frame, times: list[datetime], marks: Sequence[tuple[datetime, str, str]]
 ) -> list[str]:
     """A grey dotted vertical line per mark inside the time range, labelled at its top."""
     if not times:
         return []
     first, last = min(times), max(times)
     out = []
-    for moment, text in marks:
+    for moment, label, text in marks:
         if not first <= moment <= last:
             continue
         x = frame.x(moment)
@@ -149,7 +149,8 @@ def _marks(
             f'<g data-mark="{moment.isoformat()}"><title>{escape(text)}</title>'
             f'<line x1="{x:.1f}" y1="{_PAD_TOP}" x2="{x:.1f}" y2="{frame.bottom:.1f}" '
             f'stroke="{_MARK}" stroke-dasharray="1 3" stroke-width="1.5"/>'
-            f'<text x="{x + 3:.1f}" y="{_PAD_TOP + 9}" font-size="9" fill="{_MARK}">revert</text>'
+            f'<text x="{x + 3:.1f}" y="{_PAD_TOP + 9}" font-size="9" fill="{_MARK}">'
+            f"{escape(label)}</text>"
             "</g>"
         )
     return out
@@ -237,13 +238,13 @@ def line_chart(
     bounds: tuple[float, float] = (-1.0, 1.0),
     width: int = 640,
     height: int = 240,
-    marks: Sequence[tuple[datetime, str]] = (),
+    marks: Sequence[tuple[datetime, str, str]] = (),
 ) -> str:
     """A time-series chart: one line per series (dashed ones for rolling windows), its
     interval as a shaded band, reference lines, and a marker per point (hollow on the axis
     when undefined). The value range fits the points and their intervals; a reference line
     that would flatten the data is left out (``data-thresholds`` lists those drawn).
-    ``marks``: moments to mark with a vertical line and a tooltip (an import reverted), drawn
+    ``marks``: (moment, label, tooltip) to mark with a vertical line (an import reverted), drawn
     when they fall between the first and the last point."""
     times = [p.at for s in series for p in s.points]
     values = [

@@ -105,8 +105,26 @@ def history_chart(
         title=history.title,
         thresholds=thresholds,
         bounds=value_bounds(history.metric),
-        marks=[(mark.chart_at, mark.text) for mark in reverts if mark.chart_at is not None],
+        marks=revert_marks(reverts),
     )
+
+
+def revert_marks(reverts: Sequence[RevertMark]) -> list[tuple[datetime, str, str]]:
+    """One mark per place on the charts: reverts that fell between the same two snapshots
+    share it ("3 reverts"), instead of labels printed over each other."""
+    placed: dict[datetime, list[RevertMark]] = {}
+    for mark in reverts:
+        if mark.chart_at is not None:
+            placed.setdefault(mark.chart_at, []).append(mark)
+    out = []
+    for at, group in placed.items():
+        if len(group) == 1:
+            out.append((at, "revert", group[0].text))
+            continue
+        removed = sum(mark.labels for mark in group)
+        text = f"{len(group)} imports reverted: {removed} label(s) removed"
+        out.append((at, f"{len(group)} reverts", text))
+    return out
 
 
 def rater_sparkline(row: RaterRow) -> str:
