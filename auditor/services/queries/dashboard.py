@@ -292,6 +292,12 @@ def _rater_row(
     )
 
 
+def _has_history(uow: UnitOfWork, project_id: int, kind: str, subject: str) -> bool:
+    """Has some cumulative snapshot a value (defined or not) of this rater or model?"""
+    metric = sparkline_metric(kind)
+    return bool(uow.snapshots.history(project_id, metric, kind, subject, [CUMULATIVE]))
+
+
 def _pairs(latest: dict[str, Any] | None) -> tuple[tuple[str, ...], tuple[PairCell, ...]]:
     if not latest:
         return (), ()
@@ -348,8 +354,13 @@ def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
             kind, metrics, subject_kind = "human", RATER_METRICS, "rater"
         elif rater in latest.get("models", {}):
             kind, metrics, subject_kind = "model", MODEL_METRICS, "model"
+        elif _has_history(uow, row.id, "rater", rater):
+            # gone from the latest snapshot (all their labels reverted): their history stays
+            kind, metrics, subject_kind = "human", RATER_METRICS, "rater"
+        elif _has_history(uow, row.id, "model", rater):
+            kind, metrics, subject_kind = "model", MODEL_METRICS, "model"
         else:
-            raise NotFound(f"project {slug!r} has no rater {rater!r} in its latest snapshot")
+            raise NotFound(f"project {slug!r} has no rater {rater!r} in any snapshot")
         latest_window = _latest(uow, row.id, window_scope)
         rater_row = _rater_row(uow, row.id, rater, kind, latest, latest_window, window_scope)
         charts = _histories(uow, row.id, metrics, subject_kind, rater, scopes)

@@ -170,6 +170,8 @@ def test_reverting_every_import_leaves_undefined_numbers_everywhere(world) -> No
     client = world.client
     records = client.get("/api/v1/projects/alpha/imports", headers=world.auth()).json()["imports"]
     assert records
+    raters = client.get("/api/v1/projects/alpha/raters", headers=world.auth()).json()
+    human = next(r["rater"] for r in raters["raters"] if r["kind"] == "human")
     for record in records:
         url = f"/api/v1/projects/alpha/imports/{record['id']}/revert"
         reverted = client.post(url, headers=world.auth())
@@ -212,6 +214,11 @@ def test_reverting_every_import_leaves_undefined_numbers_everywhere(world) -> No
     install_dashboard(dashboard, token="")
     with TestClient(dashboard, client=("127.0.0.1", 41000)) as browser:
         page = browser.get("/projects/alpha")
+        # a rater gone from the latest snapshot still has a page: the history they had
+        rater_page = browser.get(f"/projects/alpha/raters/{human}")
+        unknown = browser.get("/projects/alpha/raters/nobody")
+    assert rater_page.status_code == 200 and "<svg" in rater_page.text and human in rater_page.text
+    assert unknown.status_code == 404
     assert page.status_code == 200
     assert "no labels" in page.text
     counts = " ".join(page.text.split())  # the template breaks the line
