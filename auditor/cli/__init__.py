@@ -11,6 +11,7 @@ render the result.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -222,6 +223,11 @@ def _run_and_leave() -> NoReturn:
         code: int | str | None = 0
     except SystemExit as done:
         code = done.code
+    except OSError as error:  # the output cannot be written (a full disk), say: one line
+        where = f": {error.filename}" if error.filename else " writing the output"
+        with contextlib.suppress(OSError):
+            sys.stderr.write(f"error: {error.strerror or error}{where}\n")
+        code = 1
     if isinstance(code, str):  # sys.exit("message"): printed, status 1, as Python does
         sys.stderr.write(code + "\n")
         code = 1

@@ -186,6 +186,19 @@ def test_the_process_leaves_with_its_status_and_all_its_output(tmp_path: Path) -
         [str(auditor), "stats", str(good), "--json"], capture_output=True, timeout=120
     )
     assert len(json.loads(done.stdout)["pairwise_cohen"]) == 12 * 11 // 2
+    if Path("/dev/full").exists():  # output that cannot be written: one line, status 1
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(
+                [str(auditor), "stats", str(good), "--categories", "a,b"],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=120,
+            )
+        assert done.returncode == 1
+        assert done.stderr.strip().splitlines() == [
+            "error: No space left on device writing the output"
+        ]
 
 
 def test_a_file_with_one_label_suggests_the_vocabulary(tmp_path: Path) -> None:
