@@ -83,10 +83,11 @@ def _render_history(
         writer.writeheader()
         writer.writerows(records)
         return buffer.getvalue().rstrip("\n")
-    lines = [f"{'as_of':<26} {'scope':<10} {'value':>8} {'ci_low':>8} {'ci_high':>8} {'n':>7}"]
+    width = max([26] + [len(r["as_of"]) for r in records])  # microseconds make it longer
+    lines = [f"{'as_of':<{width}} {'scope':<10} {'value':>8} {'ci_low':>8} {'ci_high':>8} {'n':>7}"]
     for r in records:
         lines.append(
-            f"{r['as_of']:<26} {r['scope']:<10} {_number(r['value']):>8} "
+            f"{r['as_of']:<{width}} {r['scope']:<10} {_number(r['value']):>8} "
             f"{_number(r['ci_low']):>8} {_number(r['ci_high']):>8} {r['n'] or '':>7}"
             + (f"  {r['reason']}" if r["reason"] else "")
         )
