@@ -186,6 +186,7 @@ class RaterDetail:
     pairs: tuple[PairCell, ...]  # this rater against each other rater
     interval_method: str = "jackknife"
     interval_level: float = 0.95
+    in_latest: bool = True  # False: not in the latest snapshot (every label reverted)
 
 
 def _point(row: HistoryPointRow) -> Point:
@@ -376,4 +377,5 @@ def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
             mine,
             str(meta.get("interval_method") or "jackknife"),
             float(meta.get("interval_level") or 0.95),
+            in_latest=rater in latest.get("raters", {}) or rater in latest.get("models", {}),
         )

@@ -218,6 +218,7 @@ def test_reverting_every_import_leaves_undefined_numbers_everywhere(world) -> No
         rater_page = browser.get(f"/projects/alpha/raters/{human}")
         unknown = browser.get("/projects/alpha/raters/nobody")
     assert rater_page.status_code == 200 and "<svg" in rater_page.text and human in rater_page.text
+    assert 'data-empty="latest"' in rater_page.text
     assert unknown.status_code == 404
     assert page.status_code == 200
     assert "no labels" in page.text
