@@ -1,4 +1,5 @@
-"""CSV read by pyarrow's streaming reader, in C, as columns (``ColumnBatch``es).
+"""CSV read by pyarrow's reader, in C, as columns (``ColumnBatch``es): the file in chunks of
+whole lines (memory stays bounded), each chunk parsed on every core.
 
 The Python reader (``readers.py``) stays the reference: this one reads the same files the
 same way, giving the same line numbers, and where it could not (a quoted field holding a line
