@@ -23,6 +23,7 @@ from auditor.cli._hints import how_to_get_a_snapshot
 from auditor.config import get_settings
 from auditor.services import NotFound
 from auditor.services.queries.history import metric_history, snapshot_view
+from auditor.services.queries.reverts import RevertMark
 from auditor.services.recompute.embedded import run_embedded, start_in_thread
 from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.snapshots.scopes import CUMULATIVE
@@ -40,27 +41,23 @@ def _number(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
-def _revert_line(mark: dict[str, Any]) -> str:
-    when = mark["reverted_at"].isoformat(timespec="seconds")
-    return (
-        f"-- {when} import {mark['import_id']} ({mark['source']}) reverted: "
-        f"{mark['labels']} label(s) removed"
-    )
-
-
-def _with_reverts(lines: list[str], points: list[Any], reverts: list[dict[str, Any]]) -> list[str]:
+def _with_reverts(lines: list[str], points: list[Any], reverts: list[RevertMark]) -> list[str]:
     """The table's rows with a line per revert before the first row computed after it."""
-    pending = sorted(reverts, key=lambda mark: mark["reverted_at"])
+    pending = sorted(reverts, key=lambda mark: mark.at)
     out = lines[:1]
     for line, point in zip(lines[1:], points, strict=True):
-        while pending and point.computed_at > pending[0]["reverted_at"]:
+        while pending and point.computed_at > pending[0].at:
             out.append(_revert_line(pending.pop(0)))
         out.append(line)
     return out + [_revert_line(mark) for mark in pending]
 
 
+def _revert_line(mark: RevertMark) -> str:
+    return f"-- {mark.at.isoformat(timespec='seconds')} {mark.text}"
+
+
 def _render_history(
-    points: list[Any], output: OutputFormat, reverts: list[dict[str, Any]] | None = None
+    points: list[Any], output: OutputFormat, reverts: list[RevertMark] | None = None
 ) -> str:
     fields = ("as_of", "scope", "value", "ci_low", "ci_high", "n", "reason")
     records = [
@@ -158,10 +155,10 @@ def history(
     if hint is not None:
         typer.echo(hint, err=True)  # stdout keeps its shape (an empty list, a header)
     if hint is None or output is not OutputFormat.TABLE:
-        from auditor.services.ingest.imports import revert_marks
+        from auditor.services.queries.reverts import project_reverts
 
         shown = (
-            revert_marks(unit_of_work(), project, since_at, until_at)
+            project_reverts(unit_of_work(), project, since_at, until_at)
             if output is OutputFormat.TABLE
             else []
         )

@@ -105,11 +105,11 @@ def history_chart(
         title=history.title,
         thresholds=thresholds,
         bounds=value_bounds(history.metric),
-        marks=revert_marks(reverts),
+        marks=chart_marks(reverts),
     )
 
 
-def revert_marks(reverts: Sequence[RevertMark]) -> list[tuple[datetime, str, str]]:
+def chart_marks(reverts: Sequence[RevertMark]) -> list[tuple[datetime, str, str]]:
     """One mark per place on the charts: reverts that fell between the same two snapshots
     share it ("3 reverts"), instead of labels printed over each other."""
     placed: dict[datetime, list[RevertMark]] = {}

@@ -23,9 +23,9 @@ from auditor.api.schemas import (
 from auditor.domain import SCOPE_PATTERN
 from auditor.services import NotFound
 from auditor.services.access.public_ids import PublicIds
-from auditor.services.ingest.imports import revert_marks
 from auditor.services.queries import api_reads as service
 from auditor.services.queries.history import snapshot_view
+from auditor.services.queries.reverts import project_reverts
 
 router = APIRouter(prefix="/api/v1/projects", tags=["snapshots and history"])
 
@@ -148,8 +148,11 @@ def history(
         ],
         reverts=[
             RevertMarkOut(
-                **{**mark, "import_id": ids.encode("import", who.project_id, mark["import_id"])}
+                import_id=ids.encode("import", who.project_id, mark.import_id),
+                source=mark.source,
+                reverted_at=mark.at,
+                labels=mark.labels,
             )
-            for mark in revert_marks(uow, slug, _utc(since), _utc(until))
+            for mark in project_reverts(uow, slug, _utc(since), _utc(until))
         ],
     )

@@ -109,24 +109,3 @@ def delete_project(uow: UnitOfWork, slug: str) -> dict[str, int]:
         deleted = uow.imports.delete_project(project.id)
         uow.commit()
         return deleted
-
-
-def revert_marks(
-    uow: UnitOfWork, slug: str, since: datetime | None = None, until: datetime | None = None
-) -> list[dict[str, Any]]:
-    """Where reverts happened, for history listings: import id, source, when, labels removed;
-    only those within ``since``..``until`` (inclusive) when given, as the history's points."""
-    with uow:
-        records = uow.imports.list_imports(uow.require_project(slug).id)
-        return [
-            {
-                "import_id": r.id,
-                "source": r.source,
-                "reverted_at": r.reverted_at,
-                "labels": r.reverted_labels,
-            }
-            for r in records
-            if r.reverted_at is not None
-            and (since is None or r.reverted_at >= since)
-            and (until is None or r.reverted_at <= until)
-        ]

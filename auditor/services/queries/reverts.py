@@ -8,7 +8,7 @@ before the revert and the first computed after it, where the numbers moved for t
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol
 
@@ -39,6 +39,28 @@ class RevertMark:
         return f"import {self.import_id} ({self.source}) reverted: {self.labels} label(s) removed"
 
 
+def _reverts(uow: UnitOfWork, project_id: int) -> list[RevertMark]:
+    """The project's reverted imports as marks (not yet placed), oldest first."""
+    marks = [
+        RevertMark(record.reverted_at, record.id, record.source, record.reverted_labels or 0)
+        for record in uow.imports.list_imports(project_id)
+        if record.reverted_at is not None
+    ]
+    return sorted(marks, key=lambda m: (m.at, m.import_id))
+
+
+def project_reverts(
+    uow: UnitOfWork, slug: str, since: datetime | None = None, until: datetime | None = None
+) -> list[RevertMark]:
+    """Where reverts happened, for history listings; only those within ``since``..``until``
+    (inclusive) when given, as the history's points."""
+    with uow:
+        marks = _reverts(uow, uow.require_project(slug).id)
+    return [
+        m for m in marks if (since is None or m.at >= since) and (until is None or m.at <= until)
+    ]
+
+
 def chart_reverts(
     uow: UnitOfWork, project_id: int, points: Iterable[_Plotted]
 ) -> tuple[RevertMark, ...]:
@@ -48,16 +70,12 @@ def chart_reverts(
         ((p.as_of, p.computed_at) for p in points if p.computed_at is not None),
         key=lambda pair: pair[0],
     )
-    marks = []
-    for record in uow.imports.list_imports(project_id):
-        at = record.reverted_at
-        if at is None:
-            continue
-        before = [as_of for as_of, computed in plotted if computed <= at]
-        after = [as_of for as_of, computed in plotted if computed > at]
+    placed = []
+    for mark in _reverts(uow, project_id):
+        before = [as_of for as_of, computed in plotted if computed <= mark.at]
+        after = [as_of for as_of, computed in plotted if computed > mark.at]
         chart_at = None
         if after:
             chart_at = after[0] if not before else before[-1] + (after[0] - before[-1]) / 2
-        labels = record.reverted_labels or 0
-        marks.append(RevertMark(at, record.id, record.source, labels, chart_at))
-    return tuple(sorted(marks, key=lambda m: (m.at, m.import_id)))
+        placed.append(replace(mark, chart_at=chart_at))
+    return tuple(placed)
