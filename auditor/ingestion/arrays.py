@@ -94,7 +94,7 @@ def read_with_dropped(
         [np.concatenate(column) for column in zip(*parts, strict=True)] if parts else [empty] * 7
     )
     if len(row):
-        unique = _identity_duplicates(row, item, rater, session, order, timed.astype(bool), label)
+        unique = _identity_duplicates(row, item, rater, session, order, timed, label)
         if not unique.all():
             dropped += int((~unique).sum())
             row, item, rater, label, order = (a[unique] for a in (row, item, rater, label, order))

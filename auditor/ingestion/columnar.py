@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from auditor.ingestion.arrow_calls import call, matches, take
+from auditor.ingestion.arrow_calls import as_numpy, call, from_numpy, matches, take
 from auditor.ingestion.batch import (
     ID_MAX,
     Normalised,
@@ -30,7 +30,7 @@ from auditor.ingestion.batch import (
 )
 from auditor.ingestion.errors import IngestRejected, RowError
 from auditor.ingestion.identity import surely_distinct
-from auditor.ingestion.times import as_numpy, from_numpy, labeled_at_column
+from auditor.ingestion.times import labeled_at_column
 
 
 class Coded:

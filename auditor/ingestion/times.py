@@ -14,39 +14,13 @@ import numpy as np
 import pyarrow as pa
 
 from auditor.domain import EARLIEST_MICROS, LATEST_MICROS
-from auditor.ingestion.arrow_calls import cast, take
+from auditor.ingestion.arrow_calls import as_numpy, cast, from_numpy, take
 from auditor.ingestion.batch import _timestamp
 from auditor.ingestion.errors import RowError
 
 # RE2 syntax; the shape batch._PLAIN_UTC matches.
 _PLAIN_UTC = r"^\d{4}-\d\d-\d\dT(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\dZ$"
 _UTC_MICROS = pa.timestamp("us", tz="UTC")
-
-
-def as_numpy(array: pa.Array) -> np.ndarray:
-    """An integer or boolean array without nulls as NumPy, read from its buffers. pyarrow's
-    ``to_numpy`` imports pandas on first use (0.15 s of a one-shot ``auditor stats``)."""
-    if array.null_count or not (pa.types.is_integer(array.type) or pa.types.is_boolean(array.type)):
-        return np.asarray(array.to_numpy(zero_copy_only=False))
-    n, offset, data = len(array), array.offset, array.buffers()[1]
-    if pa.types.is_boolean(array.type):
-        if n == 0:
-            return np.zeros(0, dtype=bool)
-        bits = np.frombuffer(data, dtype=np.uint8)
-        return np.unpackbits(bits, bitorder="little")[offset : offset + n].astype(bool)
-    signed = pa.types.is_signed_integer(array.type)
-    dtype = np.dtype(f"{'i' if signed else 'u'}{array.type.bit_width // 8}")
-    return np.frombuffer(data, dtype=dtype)[offset : offset + n] if n else np.zeros(0, dtype)
-
-
-def from_numpy(values: np.ndarray) -> pa.Array:
-    """A boolean or int64 pyarrow array of a NumPy array, made from buffers (``pa.array`` of
-    a NumPy array imports pandas on first use)."""
-    if values.dtype == bool:
-        bits = pa.py_buffer(np.packbits(values, bitorder="little"))
-        return pa.Array.from_buffers(pa.bool_(), len(values), [None, bits])
-    values = np.ascontiguousarray(values, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
 def labeled_at_column(

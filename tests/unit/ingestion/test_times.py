@@ -60,7 +60,7 @@ def test_a_column_with_an_impossible_date_finds_that_row() -> None:
 
 
 def test_arrays_made_from_buffers_equal_pyarrows_own() -> None:
-    from auditor.ingestion.times import from_numpy
+    from auditor.ingestion.arrow_calls import from_numpy
 
     for values in (np.array([True, False, True] * 7), np.array([3, -1, 2**40]), np.array([], int)):
         assert from_numpy(values).to_pylist() == values.tolist()
