@@ -12,7 +12,7 @@ from auditor.domain import IntervalMethod, RaterModel
 from auditor.stats.catalogue import names_for
 
 # The nine project-level measures of the public JSON contract (issue 3 item 4), in order.
-PROJECT_MEASURES: tuple[str, ...] = names_for("project")
+PROJECT_MEASURES: tuple[str, ...] = names_for("project", from_stats=True)
 
 
 @dataclass(frozen=True)
