@@ -9,9 +9,9 @@ from auditor.ingestion.label_studio import (
     CANCELLED,
     NO_CHOICE,
     SEVERAL_CHOICES,
+    SEVERAL_CONTROLS,
     LabelStudioFormatError,
     LabelStudioOptions,
-    SEVERAL_CONTROLS,
     annotation_to_row,
     export_records,
 )
