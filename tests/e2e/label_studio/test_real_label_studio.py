@@ -236,8 +236,8 @@ def test_annotations_edits_deletions_and_predictions_arrive_live(world: World) -
     # "Create Annotations From Predictions" on 4 tasks: ANNOTATIONS_CREATED, accepted unchanged
     action = {"selectedItems": {"all": False, "included": w.task_ids[2:6]},
               "model_version": "judge-v1"}  # fmt: skip
-    ok(w.ls.admin.post("/api/dm/actions", params={"id": "predictions_to_annotations",
-                                                   "project": w.ls_project}, json=action))  # fmt: skip
+    params = {"id": "predictions_to_annotations", "project": w.ls_project}
+    ok(w.ls.admin.post("/api/dm/actions", params=params, json=action))
     # edits and deletions by their annotators
     for position in (3, 4, 5):
         w.edit(position)
