@@ -169,13 +169,15 @@ def _changes(
     places: dict[int, Place] = {}
     watermark = 0
     try:
-        for task in tasks:
-            watermark = max(watermark, version_of(task))
+        for task in tasks:  # everything the export knows of, mapped or not
+            records = [task, *(task.get("annotations") or []), *(task.get("predictions") or [])]
+            for record in records:
+                if isinstance(record, Mapping):
+                    watermark = max(watermark, version_of(record))
         for place, mapped in found:
             task = by_id[str(place.task_id)]
             record = _record_of(task, place)
             version = version_of(record) if isinstance(record, Mapping) else 0
-            watermark = max(watermark, version)
             if place.kind == "annotation":
                 result.annotations += 1
                 ident = str(place.ident)
