@@ -151,14 +151,16 @@ def test_deleted_tasks_take_their_labels_along(uow) -> None:
     assert (answer["deleted"], answer["labels_removed"]) == (2, 2)
     assert {item for item, *_ in labels(uow).values()} == {"case-001", "case-003"}
     # a late event for an annotation of the deleted task changes nothing
-    late = receive_event(uow, "cxr", {"action": "ANNOTATION_UPDATED",
-                                      "annotation": annotation(3, 2, 2, "Normal", edited=9)})  # fmt: skip
+    edit = {"action": "ANNOTATION_UPDATED", "annotation": annotation(3, 2, 2, "Normal", edited=9)}
+    late = receive_event(uow, "cxr", edit)
     assert late["after_delete"] == 1
 
 
 def prediction(ident: int, task_id: int, label: str, version: str) -> dict:
-    return {"id": ident, "task": task_id, "model_version": version, "result": [choices(label)],
-            "score": 0.9, "created_at": stamp(100 + ident), "updated_at": stamp(100 + ident)}  # fmt: skip
+    return {
+        "id": ident, "task": task_id, "model_version": version, "result": [choices(label)],
+        "score": 0.9, "created_at": stamp(100 + ident), "updated_at": stamp(100 + ident),
+    }  # fmt: skip
 
 
 def test_predictions_are_model_raters_by_version_and_accepted_ones_are_not_a_second_look(
