@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -33,6 +34,7 @@ from auditor.services.label_studio.settings import update_settings
 from auditor.services.label_studio.sync import sync_project
 from auditor.services.projects.projects import create_project
 from auditor.services.recompute.recompute import find_project_id, recompute_project
+from auditor.web import install_dashboard
 
 PATH = "/api/v1/projects/pets/integrations/label-studio"
 EVENT = {
@@ -47,6 +49,17 @@ def _app(engine):  # type: ignore[no-untyped-def]
     url = engine.url.render_as_string(hide_password=False)
     settings = Settings(database_url=url, broker_url=None, metrics_token="scrape")  # type: ignore[arg-type]
     return create_app(settings)
+
+
+def _dashboard_page(engine) -> str:  # type: ignore[no-untyped-def]
+    url = engine.url.render_as_string(hide_password=False)
+    dashboard = FastAPI()
+    dashboard.state.settings = Settings(database_url=url)  # type: ignore[arg-type]
+    install_dashboard(dashboard, token="")
+    with TestClient(dashboard, client=("127.0.0.1", 41000)) as client:
+        page = client.get("/projects/pets")
+    assert page.status_code == 200, page.text
+    return page.text
 
 
 def test_refused_calls_are_counted_shown_and_recovered_by_a_sync(uow, engine) -> None:
@@ -76,11 +89,16 @@ def test_refused_calls_are_counted_shown_and_recovered_by_a_sync(uow, engine) ->
     recompute_project(uow, find_project_id(uow, "pets"))
     (state,) = [s for s in alert_status(uow, "pets") if s.rule_id.endswith("rejected")]
     assert (state.status, state.value) == ("firing", 3.0)
+    page = _dashboard_page(engine)
+    assert 'data-label-studio="refused"' in page
+    assert "3 webhook calls" in page and "1 answered 401, 1 answered 403, 1 answered 422" in page
+    assert "auditor label-studio sync pets" in page
     # a sync recovers what was lost: the count starts again, the rule resolves
     sync_project(uow, "pets", [])
     recompute_project(uow, find_project_id(uow, "pets"), force=True)
     (state,) = [s for s in alert_status(uow, "pets") if s.rule_id.endswith("rejected")]
     assert (state.status, state.value) == ("ok", 0.0)
+    assert 'data-label-studio="ok"' in _dashboard_page(engine)
 
 
 def test_other_routes_cannot_write_or_revert_label_studio_labels(uow, tmp_path) -> None:

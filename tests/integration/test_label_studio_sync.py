@@ -208,3 +208,22 @@ def test_the_webhook_compares_with_a_prediction_the_sync_read(uow) -> None:
         "prediction accepted unchanged (the prediction is the model's label)": 1,
         "made from a prediction not read yet (the sync reads predictions)": 1,
     }
+
+
+def test_scheduled_syncs_fall_due_and_a_failure_is_recorded_not_raised(uow) -> None:
+    from auditor.services.label_studio.settings import show_settings
+    from auditor.services.label_studio.sync import due_syncs, run_scheduled_sync
+
+    create_project(uow, "cxr", CATEGORIES)
+    create_project(uow, "other", CATEGORIES)
+    now = datetime.now(UTC)
+    assert due_syncs(uow, now) == []
+    # port 9 on loopback: nothing listens there
+    update_settings(uow, "cxr", url="http://127.0.0.1:9", token="t", ls_project=1, sync_minutes=5)
+    assert due_syncs(uow, now) == ["cxr"]
+    done = run_scheduled_sync(uow, "cxr", now)
+    assert done.status.startswith("error: GET http://127.0.0.1:9/api/projects/1/export")
+    shown = show_settings(uow, "cxr")
+    assert shown.last_sync_status == done.status and shown.token_set
+    assert due_syncs(uow, now + timedelta(minutes=4)) == []
+    assert due_syncs(uow, now + timedelta(minutes=5)) == ["cxr"]

@@ -44,9 +44,13 @@ class RejectionSummary:
 def rejection_summary(uow: UnitOfWork, slug: str) -> RejectionSummary | None:
     """None for a project that neither set Label Studio up nor had a call refused."""
     with uow:
-        project = uow.require_project(slug)
-        records = uow.label_studio_settings.rejections(project.id)
-        settings = uow.label_studio_settings.get(project.id)
+        return summary_in(uow, uow.require_project(slug).id)
+
+
+def summary_in(uow: UnitOfWork, project_id: int) -> RejectionSummary | None:
+    """``rejection_summary`` inside the caller's open unit of work."""
+    records = uow.label_studio_settings.rejections(project_id)
+    settings = uow.label_studio_settings.get(project_id)
     if not records and settings is None:
         return None
     last = max(records, key=lambda r: r.last_at, default=None)
