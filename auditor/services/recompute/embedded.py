@@ -2,8 +2,9 @@
 
 With no ``AUDITOR_BROKER_URL``, ``auditor run`` and ``auditor serve`` call
 ``run_embedded``: every ``interval`` seconds, scan for dirty projects and recompute each one
-here, one after the other (and the scheduled Label Studio syncs that are due). The project lock, the unique (project, scope, tick) key and the
-dirty check make it safe to run beside workers too, but one process is the intended use.
+here, one after the other (and the scheduled Label Studio syncs that are due). The project
+lock, the unique (project, scope, tick) key and the dirty check make it safe to run beside
+workers too, but one process is the intended use.
 
 The loop never dies of an error (issue 11): a failing project is logged with its id, recorded
 (``recompute_health``: the scan backs off from it) and the loop goes on with the next project
