@@ -26,7 +26,7 @@ from typing import BinaryIO
 from auditor.ingestion.batch import RawBatch
 from auditor.ingestion.errors import FileFormatError
 from auditor.ingestion.formats.base import Batcher, Source, dotted
-from auditor.ingestion.formats.jsonl import json_object, lines
+from auditor.ingestion.formats.jsonl import objects
 
 UNLABELED = "example not labeled by the member"
 SEVERAL = "several categories (multi-label)"
@@ -73,18 +73,12 @@ class DoccanoFormat:
         batcher = Batcher(source.batch_size)
         row = 0
         for member_name, member, stream in _members(binary, source):
-            for raw, line, error in lines(stream):
-                example = None
-                if error is None:
-                    example, error = json_object(raw, line)
-                if error is None and example is None:
-                    continue  # a blank line
+            for line, example, error in objects(stream):
                 row += 1
                 source.state.places[row] = f"{member_name}, line {line}"
-                if error is not None:
-                    full = batcher.error(row, error)
+                if example is None:
+                    full = batcher.error(row, str(error))
                 else:
-                    assert example is not None
                     record, skipped = doccano_row(example, member, source.options.item_field)
                     if record is None:
                         source.state.skipped[str(skipped)] += 1

@@ -87,6 +87,17 @@ def lines(binary: BinaryIO, after: int = 0) -> Iterator[tuple[bytes, int, str | 
             yield raw, line_number, None
 
 
+def objects(binary: BinaryIO) -> Iterator[tuple[int, dict[str, object] | None, str | None]]:
+    """(line number, object, None) or (line number, None, error) for each non-blank line: the
+    line reading of JSON Lines for formats whose lines are a tool's records."""
+    for raw, line_number, error in lines(binary):
+        found = None
+        if error is None:
+            found, error = json_object(raw, line_number)
+        if found is not None or error is not None:
+            yield line_number, found, error
+
+
 def json_object(raw: bytes, line_number: int) -> tuple[dict[str, object] | None, str | None]:
     """One line -> (object, None), (None, error), or (None, None) for a blank line."""
     try:

@@ -27,7 +27,7 @@ from typing import BinaryIO
 
 from auditor.ingestion.batch import RawBatch
 from auditor.ingestion.formats.base import Batcher, Source, dotted
-from auditor.ingestion.formats.jsonl import json_object, lines
+from auditor.ingestion.formats.jsonl import objects
 
 IGNORED = "answer 'ignore'"
 NO_ANSWER = "no answer"
@@ -96,14 +96,9 @@ class ProdigyFormat:
 
     def batches(self, binary: BinaryIO, source: Source) -> Iterator[RawBatch]:
         batcher = Batcher(source.batch_size)
-        for raw, line, error in lines(binary):
-            task = None
-            if error is None:
-                task, error = json_object(raw, line)
-            if error is not None:
-                full = batcher.error(line, error)
-            elif task is None:
-                continue  # a blank line
+        for line, task, error in objects(binary):
+            if task is None:
+                full = batcher.error(line, str(error))
             else:
                 record, skipped = prodigy_row(task, source.options.item_field)
                 if record is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypeVar
 
 from auditor.domain import to_micros
 from auditor.ingestion.batch import AnyBatch, RawBatch, ValidBatch, validate_batch
@@ -34,6 +35,7 @@ from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 
 RACE_RETRIES = 3
+T = TypeVar("T")
 # The routes that may write labels with the Label Studio integration's client keys.
 LABEL_STUDIO_SOURCES = ("label-studio", "label-studio sync")
 
@@ -91,16 +93,25 @@ def ingest_labels(
     ``RawBatch``. Labels without labeled_at get ``received_at`` (default: now).
     """
     batch = rows if isinstance(rows, RawBatch) else RawBatch.from_records(rows)
+
+    def write() -> IngestResult:
+        with uow:
+            project = uow.require_project(project_slug)
+            result = write_labels(uow, project, batch, received_at, created_by=created_by)
+            uow.commit()
+        return result
+
+    return with_race_retries(write)
+
+
+def with_race_retries(write: Callable[[], T]) -> T:
+    """``write()`` (one whole transaction), again when a concurrent writer won a deadlock or
+    wrote one of its client keys first: the retry sees that writer's rows (as duplicates, for
+    keys). The last ``WriteConflict`` is raised."""
     for attempt in range(RACE_RETRIES):
         try:
-            with uow:
-                project = uow.require_project(project_slug)
-                result = write_labels(uow, project, batch, received_at, created_by=created_by)
-                uow.commit()
-            return result
+            return write()
         except WriteConflict:
-            # A concurrent writer won a deadlock or wrote one of our client keys first: the
-            # retry sees its rows (as duplicates, for keys).
             if attempt == RACE_RETRIES - 1:
                 raise
     raise AssertionError("unreachable")

@@ -44,10 +44,9 @@ from auditor.ingestion.label_studio_events import (
     version_of,
 )
 from auditor.services import Invalid
-from auditor.services.ingest.labels import RACE_RETRIES
+from auditor.services.ingest.labels import with_race_retries
 from auditor.services.label_studio.apply import WEBHOOK_SOURCE, Applier, Change
 from auditor.services.label_studio.settings import api_of, options_of
-from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
@@ -82,13 +81,7 @@ def receive_event(uow: UnitOfWork, slug: str, payload: object) -> dict[str, Any]
         raise Invalid(f"Label Studio event: {error}") from None
     if ops is None:
         return {"ignored": action}
-    for attempt in range(RACE_RETRIES):
-        try:
-            return _apply(uow, slug, ops, fetched, action)
-        except WriteConflict:
-            if attempt == RACE_RETRIES - 1:
-                raise
-    raise AssertionError("unreachable")
+    return with_race_retries(lambda: _apply(uow, slug, ops, fetched, action))
 
 
 def _fetch(
