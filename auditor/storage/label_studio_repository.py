@@ -187,36 +187,45 @@ class LabelStudioRepository:
         return self.db.execute(statement).scalar()
 
     def stored_labels(self, project_id: int) -> dict[str, StoredLabel]:
-        """{client key: label} of the project's ``label-studio:`` labels."""
-        statement = (
-            select(
-                _labels.c.client_key,
-                Item.external_id,
-                Rater.external_id.label("rater"),
-                Rater.kind,
-                Category.name,
-                _labels.c.labeled_at,
+        """{client key: label} of the project's ``label-studio:`` labels.
+
+        Four plain reads joined here, not one SQL join: right after a large write (the first
+        sync) PostgreSQL has no statistics for the new rows yet and nests loops over the
+        joins (25,000 labels: 30 s against 0.3 s this way)."""
+        statement = select(
+            _labels.c.client_key,
+            _labels.c.item_id,
+            _labels.c.rater_id,
+            _labels.c.category_id,
+            _labels.c.labeled_at,
+        ).where(_labels.c.project_id == project_id, _labels.c.client_key.startswith(KEY_PREFIX))
+        rows = self.db.execute(statement).all()
+        if not rows:
+            return {}
+        items = self._names(Item.id, Item.external_id, Item.project_id, project_id)
+        raters = {
+            r.id: (r.external_id, str(r.kind))
+            for r in self.db.execute(
+                select(Rater.id, Rater.external_id, Rater.kind).where(
+                    Rater.project_id == project_id
+                )
             )
-            .join(Item, and_(Item.project_id == _labels.c.project_id, Item.id == _labels.c.item_id))
-            .join(
-                Rater,
-                and_(Rater.project_id == _labels.c.project_id, Rater.id == _labels.c.rater_id),
-            )
-            .join(
-                Category,
-                and_(
-                    Category.project_id == _labels.c.project_id,
-                    Category.id == _labels.c.category_id,
-                ),
-            )
-            .where(_labels.c.project_id == project_id, _labels.c.client_key.startswith(KEY_PREFIX))
-        )
+        }
+        categories = self._names(Category.id, Category.name, Category.project_id, project_id)
         return {
             row.client_key: StoredLabel(
-                row.external_id, row.rater, row.name, to_micros(row.labeled_at), str(row.kind)
+                items[row.item_id],
+                raters[row.rater_id][0],
+                categories[row.category_id],
+                to_micros(row.labeled_at),
+                raters[row.rater_id][1],
             )
-            for row in self.db.execute(statement)
+            for row in rows
         }
+
+    def _names(self, ident: Any, name: Any, owner: Any, project_id: int) -> dict[int, str]:
+        rows = self.db.execute(select(ident, name).where(owner == project_id))
+        return {int(row[0]): str(row[1]) for row in rows}
 
 
 def _kept(label: str | None) -> str | None:

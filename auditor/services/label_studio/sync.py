@@ -263,14 +263,20 @@ def _compare(
         result.kept_newer += 1
         return
     want = wanted.get(change.ident)
-    if want is None:  # skipped now: a label stored for it goes
-        if have is not None:
-            result.deleted += 1
+    if want is None and have is not None:  # skipped now: the label stored for it goes
+        result.deleted += 1
         applier.store(change)
+        return
+    if want is None:  # skipped, as before or for the first time
+        applier.skipped[str(change.mapped.skipped)] += 1
+        applier.ignored.update(change.mapped.ignored)
+        if current != change.seen():
+            applier.changed[change.ident] = change.seen()
         return
     if have is not None and _same(have, want):
         result.unchanged += 1
-        applier.changed[change.ident] = change.seen()
+        if current != change.seen():  # remembered otherwise (a task id not kept yet)
+            applier.changed[change.ident] = change.seen()
         applier.ignored.update(change.mapped.ignored)
         return
     if have is None:

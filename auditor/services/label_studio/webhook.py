@@ -36,7 +36,6 @@ from auditor.ingestion.label_studio_events import (
     Delete,
     DeleteTasks,
     EventError,
-    Operation,
     Upsert,
     action_of,
     operations,
@@ -59,29 +58,27 @@ def receive_event(uow: UnitOfWork, slug: str, payload: object) -> dict[str, Any]
     try:
         action = action_of(payload)
         parents = parent_predictions(payload)
+        if operations(payload) is None:  # shape checked, and nothing to do
+            return {"ignored": action}
     except EventError as error:
         raise Invalid(f"Label Studio event: {error}") from None
-    with UnitOfWork(uow.engine, read_only=True) as reader:
-        project = reader.require_project(slug)
-        record = reader.label_studio_settings.get(project.id)
-        options = options_of(record)
-        wanted = [PREDICTION_PREFIX + p for p in parents]
-        known = reader.label_studio.find(project.id, wanted) if parents else {}
-    predictions = {
-        ident.removeprefix(PREDICTION_PREFIX): PredictionSeen(s.model_version or "", s.label)
-        for ident, s in known.items()
-        if s.model_version is not None and not s.deleted
-    }
+    predictions: dict[str, PredictionSeen] = {}
     fetched: list[Change] = []
-    if options.predictions == PREDICTIONS_MODEL:
-        fetched = _fetch(record, options, parents - set(predictions), predictions)
-    try:
-        ops = operations(payload, options, predictions)
-    except EventError as error:
-        raise Invalid(f"Label Studio event: {error}") from None
-    if ops is None:
-        return {"ignored": action}
-    return with_race_retries(lambda: _apply(uow, slug, ops, fetched, action))
+    if parents:  # what the predictions said: stored ones, else read from Label Studio
+        with UnitOfWork(uow.engine, read_only=True) as reader:
+            project = reader.require_project(slug)
+            record = reader.label_studio_settings.get(project.id)
+            wanted = [PREDICTION_PREFIX + p for p in parents]
+            known = reader.label_studio.find(project.id, wanted)
+        predictions = {
+            ident.removeprefix(PREDICTION_PREFIX): PredictionSeen(s.model_version or "", s.label)
+            for ident, s in known.items()
+            if s.model_version is not None and not s.deleted
+        }
+        options = options_of(record)
+        if options.predictions == PREDICTIONS_MODEL:
+            fetched = _fetch(record, options, parents - set(predictions), predictions)
+    return with_race_retries(lambda: _apply(uow, slug, payload, predictions, fetched, action))
 
 
 def _fetch(
@@ -130,10 +127,21 @@ def prediction_change(
 
 
 def _apply(
-    uow: UnitOfWork, slug: str, ops: list[Operation], fetched: list[Change], action: str
+    uow: UnitOfWork,
+    slug: str,
+    payload: object,
+    predictions: dict[str, PredictionSeen],
+    fetched: list[Change],
+    action: str,
 ) -> dict[str, Any]:
     with uow:
         project = uow.require_project(slug, for_update=True)
+        # mapped here, with the settings as they are under the project's lock
+        options = options_of(uow.label_studio_settings.get(project.id))
+        try:
+            ops = operations(payload, options, predictions) or []
+        except EventError as error:
+            raise Invalid(f"Label Studio event: {error}") from None
         applier = Applier(uow, project, WEBHOOK_SOURCE)
         applier.load(
             [c.ident for c in fetched]
