@@ -113,6 +113,16 @@ def timed(call: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+def _route(route: str, uow: UnitOfWork, path: Path, tasks: list[dict]) -> Callable[[], object]:
+    """The import of the export file, or the sync of its tasks, into project "b"."""
+
+    def imported() -> None:
+        reader = LabelFileReader(path, 10_000, "label-studio", ReadOptions())
+        assert not import_batches(uow, "b", reader, label_studio_keys=True).rejected
+
+    return imported if route == "import" else (lambda: sync_project(uow, "b", tasks))
+
+
 def one_round(backend: str, tmp: Path, path: Path, tasks: list[dict]) -> dict[str, float]:
     found: dict[str, float] = {}
     for route in ("import", "sync"):
@@ -121,12 +131,7 @@ def one_round(backend: str, tmp: Path, path: Path, tasks: list[dict]) -> dict[st
             engine = make_engine(url)
             uow = UnitOfWork(engine)
             create_project(uow, "b", CATEGORIES)
-
-            def imported() -> None:
-                reader = LabelFileReader(path, 10_000, "label-studio", ReadOptions())
-                assert not import_batches(uow, "b", reader, label_studio_keys=True).rejected
-
-            call = imported if route == "import" else (lambda: sync_project(uow, "b", tasks))
+            call = _route(route, uow, path, tasks)
             found[f"{route} first"] = timed(call)
             found[f"{route} again"] = timed(call)
             engine.dispose()
