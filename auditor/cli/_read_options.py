@@ -80,7 +80,11 @@ def notices(reader: LabelFileReader) -> list[str]:
         names = ", ".join(repr(name) for name in reader.ignored_columns)
         lines.append(f"{reader.path.name}: ignored column(s) {names} (--strict refuses them)")
     if reader.skipped or reader.ignored_results:
-        parts = [f"{n} {reason}(s)" for reason, n in sorted(reader.skipped.items())]
+        # "(s)" after a reason, unless it ends with its own explanation in parentheses
+        parts = [
+            f"{n} {reason}" + ("" if reason.endswith(")") else "(s)")
+            for reason, n in sorted(reader.skipped.items())
+        ]
         parts += [f"{n} '{kind}' result(s)" for kind, n in sorted(reader.ignored_results.items())]
         lines.append(f"{reader.path.name}: skipped {', '.join(parts)}")
     return lines
