@@ -28,7 +28,7 @@ from celery import Task
 
 from auditor.config import get_settings
 from auditor.services.alerts.delivery import deliver_due
-from auditor.services.label_studio.sync import due_syncs, run_scheduled_sync
+from auditor.services.label_studio.schedule import due_syncs, run_scheduled_sync
 from auditor.services.recompute import health as recompute_health
 from auditor.services.recompute.recompute import (
     RecomputeFailed,

@@ -211,8 +211,8 @@ def test_the_webhook_compares_with_a_prediction_the_sync_read(uow) -> None:
 
 
 def test_scheduled_syncs_fall_due_and_a_failure_is_recorded_not_raised(uow) -> None:
+    from auditor.services.label_studio.schedule import due_syncs, run_scheduled_sync
     from auditor.services.label_studio.settings import show_settings
-    from auditor.services.label_studio.sync import due_syncs, run_scheduled_sync
 
     create_project(uow, "cxr", CATEGORIES)
     create_project(uow, "other", CATEGORIES)

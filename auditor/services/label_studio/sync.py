@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from auditor.connectors.label_studio import LabelStudioApi, tasks_with_predictions
-from auditor.errors import AuditorError, Invalid
+from auditor.errors import Invalid
 from auditor.ingestion.batch import RawBatch, validate_batch
 from auditor.ingestion.errors import IngestRejected, RowError
 from auditor.ingestion.label_studio import (
@@ -284,38 +284,3 @@ def _compare(
     else:
         result.updated += 1
     applier.store(change)
-
-
-@dataclass(frozen=True)
-class ScheduledSync:
-    project: str
-    status: str  # "ok: ..." or "error: ..."
-
-
-def due_syncs(uow: UnitOfWork, now: datetime) -> list[str]:
-    """The projects whose scheduled sync is due (``sync_minutes`` since the last one)."""
-    with uow:
-        scheduled = uow.label_studio_settings.scheduled()
-        due = [
-            project_id
-            for project_id, minutes, last in scheduled
-            if last is None or now - last >= timedelta(minutes=minutes)
-        ]
-        slugs = [uow.projects.by_id(project_id) for project_id in due]
-    return [project.slug for project in slugs if project is not None]
-
-
-def run_scheduled_sync(uow: UnitOfWork, slug: str, now: datetime | None = None) -> ScheduledSync:
-    """One scheduled sync; a failure is recorded on the settings (shown by ``auditor
-    label-studio settings``) and returned, never raised: the next one is tried on time."""
-    at = now or datetime.now(UTC)
-    try:
-        result = sync_from_api(uow, slug)
-    except AuditorError as error:
-        status = f"error: {error}"
-        with uow:
-            project = uow.require_project(slug)
-            uow.label_studio_settings.synced(project.id, at, status)
-            uow.commit()
-        return ScheduledSync(slug, status)
-    return ScheduledSync(slug, "ok: " + result.summary())

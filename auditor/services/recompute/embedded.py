@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from auditor.services.alerts.delivery import deliver_due
-from auditor.services.label_studio.sync import due_syncs, run_scheduled_sync
+from auditor.services.label_studio.schedule import due_syncs, run_scheduled_sync
 from auditor.services.recompute import health as recompute_health
 from auditor.services.recompute.health import SchedulerHealth
 from auditor.services.recompute.recompute import (
