@@ -20,11 +20,17 @@ from auditor.api.schemas import (
     SnapshotList,
     SnapshotSummary,
 )
-from auditor.domain import SCOPE_PATTERN
-from auditor.services import NotFound
+from auditor.domain import SCOPE_PATTERN, from_micros, to_micros
+from auditor.services import Invalid, NotFound
+from auditor.services.access.keys import Principal
 from auditor.services.access.public_ids import PublicIds
 from auditor.services.queries import api_reads as service
-from auditor.services.queries.history import snapshot_view
+from auditor.services.queries.history import (
+    HistoryCursor,
+    HistoryPoint,
+    metric_history,
+    snapshot_view,
+)
 from auditor.services.queries.reverts import project_reverts
 
 router = APIRouter(prefix="/api/v1/projects", tags=["snapshots and history"])
@@ -124,9 +130,23 @@ def history(
     since: Annotated[IsoTime | None, Query(description="ISO 8601; no zone = UTC")] = None,
     until: Annotated[IsoTime | None, Query(description="ISO 8601; no zone = UTC")] = None,
     points: Annotated[int, Query(ge=1, le=5000, description="at most this many per scope")] = 500,
+    every: Annotated[
+        bool, Query(alias="all", description="every point, in pages (limit, after)")
+    ] = False,
+    limit: Annotated[int, Query(ge=1, le=10_000, description="with all: points per page")] = 5000,
+    after: Annotated[
+        str | None,
+        Query(max_length=100, description="with all: the previous page's next_after"),
+    ] = None,
 ) -> HistoryOut:
     """A metric's time series. The range [since, until] is cut into ``points`` equal buckets
-    per scope and each bucket keeps its last value, so a long history stays small."""
+    per scope and each bucket keeps its last value, so a long history stays small. With
+    ``all=true``, every point instead (``auditor history``'s rows), ``limit`` per page in
+    (as_of, scope) order; ``next_after`` continues."""
+    if every:
+        return _every_point(uow, slug, who, ids, metric, subject, scope, since, until, limit, after)
+    if after is not None:
+        raise Invalid("after pages every point: give all=true with it", field="after")
     rows = service.history(
         uow,
         slug,
@@ -137,11 +157,27 @@ def history(
         until=_utc(until),
         max_points=points,
     )
+    return _history_out(uow, slug, who, ids, metric, subject, points, rows, since, until)
+
+
+def _history_out(
+    uow: ReadUow,
+    slug: str,
+    who: Principal,
+    ids: PublicIds,
+    metric: str,
+    subject: str,
+    max_points: int,
+    rows: list[HistoryPoint],
+    since: datetime | None,
+    until: datetime | None,
+    next_after: str | None = None,
+) -> HistoryOut:
     opaque = partial(ids.encode, "snapshot", who.project_id)
     return HistoryOut(
         metric=metric,
         subject=subject,
-        max_points=points,
+        max_points=max_points,
         points=[
             HistoryPointOut(**{**asdict(row), "snapshot_id": opaque(row.snapshot_id)})
             for row in rows
@@ -155,4 +191,48 @@ def history(
             )
             for mark in project_reverts(uow, slug, _utc(since), _utc(until))
         ],
+        next_after=next_after,
     )
+
+
+def _every_point(
+    uow: ReadUow,
+    slug: str,
+    who: Principal,
+    ids: PublicIds,
+    metric: str,
+    subject: str,
+    scopes: list[str] | None,
+    since: datetime | None,
+    until: datetime | None,
+    limit: int,
+    after: str | None,
+) -> HistoryOut:
+    """Every point, a page at a time: the rows of ``metric_history`` (``auditor history``),
+    so the CLI, the client and the API agree. The cursor is the last point's as_of (in
+    microseconds), scope and opaque snapshot id."""
+    cursor = None if after is None else _cursor(after, ids, who.project_id)
+    rows = metric_history(
+        uow, slug, metric, subject=subject, scopes=scopes, since=_utc(since),
+        until=_utc(until), after=cursor, limit=limit,
+    )  # fmt: skip
+    next_after = None
+    if len(rows) == limit:
+        last = rows[-1]
+        snapshot = ids.encode("snapshot", who.project_id, last.snapshot_id)
+        next_after = f"{to_micros(last.as_of)}.{last.scope}.{snapshot}"
+    return _history_out(uow, slug, who, ids, metric, subject, limit, rows, since, until, next_after)
+
+
+def _cursor(after: str, ids: PublicIds, project_id: int) -> HistoryCursor:
+    micros, _, rest = after.partition(".")
+    scope, _, snapshot = rest.partition(".")
+    try:
+        found = ids.decode("snapshot", project_id, int(snapshot))
+        if not micros.isdigit() or not scope or found is None:
+            raise ValueError(after)
+        return from_micros(int(micros)), scope, found
+    except (ValueError, OverflowError):
+        raise Invalid(
+            f"after: not a cursor this history gave: {after[:40]!r}", field="after"
+        ) from None

@@ -1,0 +1,213 @@
+"""Posting any number of labels: batches of at most the server's limit, each with its own
+Idempotency-Key, so a batch repeated after a lost answer is replayed, never written twice.
+
+A batch's key is ``<base>.<first>-<end>``: the base (given, or random per call) and the
+batch's place in the labels given (0-based, end exclusive). A batch the server refuses as too
+large (413) is split and its halves get keys of their own places; the client remembers the
+limit the server named for the next batches. So a pipeline that posts the same labels again
+with the same ``idempotency_key`` and ``batch_size`` (after a crash, say) replays what was
+stored and writes only the rest.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from auditor.client.errors import LabelsRejected, RemoteError, RemoteInvalid, error_from
+from auditor.client.exchange import Call, Plan
+from auditor.client.records import Label, PostResult
+from auditor.client.retry import Safety
+
+DEFAULT_BATCH_LABELS = 10_000  # AUDITOR_API_MAX_BATCH_LABELS's default
+DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024  # AUDITOR_API_MAX_BODY_BYTES's default
+KEY_BASE_MAX = 160  # the server takes keys of up to 200 characters; the place takes the rest
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+LabelLike = Label | Mapping[str, Any]
+
+
+@dataclass
+class Limits:
+    """The server's limits as this client knows them (the defaults, then what a 413 said)."""
+
+    batch_labels: int = DEFAULT_BATCH_LABELS
+    body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+
+@dataclass
+class _Totals:
+    labels: int = 0
+    inserted: int = 0
+    duplicates: int = 0
+    batches: int = 0
+    replayed: int = 0
+    import_ids: list[int] = field(default_factory=list)
+
+    def result(self) -> PostResult:
+        fields = asdict(self)
+        return PostResult(**{**fields, "import_ids": tuple(self.import_ids)})
+
+
+def _jsonable(value: object) -> object:
+    """What json cannot write itself: times (ISO 8601; a naive one is read as UTC by the
+    server) and NumPy or pandas scalars (a DataFrame's ``to_dict("records")``)."""
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    item = getattr(value, "item", None)
+    if callable(item):
+        return item()
+    raise TypeError(f"{type(value).__name__} is not a label field value")
+
+
+def _row(label: LabelLike) -> Mapping[str, Any]:
+    if type(label) is dict:  # the common case: sent as it is, no copy
+        return label
+    if isinstance(label, Label):
+        return {k: v for k, v in asdict(label).items() if v is not None}
+    if isinstance(label, Mapping):
+        return dict(label)
+    raise TypeError(f"a label is a Label or a mapping of its fields, not {type(label).__name__}")
+
+
+def encode(rows: list[Mapping[str, Any]]) -> bytes:
+    try:
+        text = json.dumps({"labels": rows}, default=_jsonable, allow_nan=False,
+                          separators=(",", ":"), ensure_ascii=False)  # fmt: skip
+    except (TypeError, ValueError) as error:
+        raise _unwritable(rows, error) from None
+    return text.encode()
+
+
+def _unwritable(rows: list[Mapping[str, Any]], error: Exception) -> RemoteInvalid:
+    """Name the row and field json refused (NaN, an object), as the server would, before
+    anything is sent."""
+    for number, row in enumerate(rows, start=1):
+        for name, value in row.items():
+            try:
+                json.dumps(value, default=_jsonable, allow_nan=False)
+            except (TypeError, ValueError) as found:
+                message = f"{name}: {found}" + (
+                    " (a missing value: leave the field out or use None)"
+                    if isinstance(value, float) and math.isnan(value)
+                    else ""
+                )
+                detail = {"row": number, "field": name, "message": message}
+                return RemoteInvalid(message, status=None, code="invalid", field=name,
+                                     details=[detail])  # fmt: skip
+    return RemoteInvalid(str(error), status=None, code="invalid")
+
+
+def key_base(idempotency_key: str | None) -> str:
+    if idempotency_key is None:
+        return uuid.uuid4().hex
+    if (
+        not idempotency_key
+        or len(idempotency_key) > KEY_BASE_MAX
+        or not all("\x21" <= c <= "\x7e" for c in idempotency_key)
+    ):
+        raise RemoteInvalid(
+            f"idempotency_key: 1-{KEY_BASE_MAX} visible ASCII characters",
+            status=None, code="invalid", field="idempotency_key",
+        )  # fmt: skip
+    return idempotency_key
+
+
+def _chunks(labels: Iterable[LabelLike], size: int) -> Iterator[list[Mapping[str, Any]]]:
+    rows = map(_row, labels)
+    while chunk := list(itertools.islice(rows, size)):
+        yield chunk
+
+
+def post_labels(
+    slug: str,
+    limits: Limits,
+    labels: Iterable[LabelLike],
+    batch_size: int | None,
+    idempotency_key: str | None,
+) -> Plan[PostResult]:
+    if batch_size is not None and batch_size < 1:
+        raise RemoteInvalid("batch_size must be at least 1", status=None, code="invalid",
+                            field="batch_size")  # fmt: skip
+    base = key_base(idempotency_key)
+    totals = _Totals()
+    size = min(batch_size or limits.batch_labels, limits.batch_labels)
+    offset = 0
+    for chunk in _chunks(labels, size):
+        yield from _post(slug, limits, chunk, offset, base, totals)
+        offset += len(chunk)
+    return totals.result()
+
+
+def _post(
+    slug: str,
+    limits: Limits,
+    rows: list[Mapping[str, Any]],
+    offset: int,
+    base: str,
+    totals: _Totals,
+) -> Plan[None]:
+    """One batch (rows ``offset``..), split while the server's limits say it is too big."""
+    if len(rows) > limits.batch_labels:
+        yield from _split(slug, limits, rows, offset, base, totals, limits.batch_labels)
+        return
+    try:
+        body = encode(rows)
+    except RemoteInvalid as error:
+        raise LabelsRejected(error, offset, len(rows), totals.result()) from None
+    if len(body) > limits.body_bytes and len(rows) > 1:
+        yield from _split(slug, limits, rows, offset, base, totals, math.ceil(len(rows) / 2))
+        return
+    call = Call(
+        "POST", f"/api/v1/projects/{slug}/labels", Safety.KEYED, body=body,
+        headers={**JSON_HEADERS, "Idempotency-Key": f"{base}.{offset}-{offset + len(rows)}"},
+        passthrough=frozenset({413}),
+    )  # fmt: skip
+    try:
+        reply = yield call
+    except RemoteInvalid as error:  # name the rows by their place in the caller's labels
+        raise LabelsRejected(error, offset, len(rows), totals.result()) from None
+    if reply.status == 413:
+        _learn_limit(limits, reply, rows, len(body))
+        yield from _post(slug, limits, rows, offset, base, totals)
+        return
+    answer = reply.json()
+    totals.labels += len(rows)
+    totals.inserted += answer["inserted"]
+    totals.duplicates += answer["duplicates"]
+    totals.batches += 1
+    totals.replayed += reply.replayed
+    if answer.get("import_id") is not None:
+        totals.import_ids.append(answer["import_id"])
+
+
+def _split(
+    slug: str,
+    limits: Limits,
+    rows: list[Mapping[str, Any]],
+    offset: int,
+    base: str,
+    totals: _Totals,
+    size: int,
+) -> Plan[None]:
+    for start in range(0, len(rows), size):
+        yield from _post(slug, limits, rows[start : start + size], offset + start, base, totals)
+
+
+def _learn_limit(limits: Limits, reply: Any, rows: list[Mapping[str, Any]], body: int) -> None:
+    """A 413: the batch limit the server names (``details[0].max``), or, for the body size,
+    less than this body. One label too large is the caller's error."""
+    error: RemoteError = error_from(reply.status, reply.content)
+    if len(rows) <= 1:
+        raise error
+    named = next((d["max"] for d in error.details() if isinstance(d.get("max"), int)), 0)
+    if error.code == "batch_too_large":
+        limits.batch_labels = max(1, min(named or len(rows) // 2, len(rows) - 1))
+    else:  # the body: as the server names it, else less than this one
+        limits.body_bytes = max(1, min(named or body - 1, body - 1))
