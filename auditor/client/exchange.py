@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from auditor.client.errors import RemoteError, error_from, unreachable
+from auditor.client.errors import RemoteError, RemoteFailure, error_from, unreachable
 from auditor.client.retry import RetryPolicy, Safety, may_repeat, retry_after_seconds, wait_before
 
 log = logging.getLogger("auditor.client")
@@ -52,7 +52,16 @@ class Reply:
     replayed: bool = False  # Idempotent-Replayed: the first answer to this key, nothing written
 
     def json(self) -> Any:
-        return json.loads(self.content)
+        try:
+            return json.loads(self.content)
+        except ValueError:  # not the API: a redirect, a proxy's page, another service
+            excerpt = self.content[:120].decode("utf-8", "replace").strip()
+            raise RemoteFailure(
+                f"HTTP {self.status} without the API's JSON (is the URL the auditor service's "
+                f"root?): {excerpt!r}",
+                status=self.status,
+                code="not_json",
+            ) from None
 
 
 NO_REPLY = Reply(0, b"")

@@ -21,7 +21,7 @@ from datetime import date, datetime
 from typing import Any
 
 from auditor.client.errors import LabelsRejected, RemoteError, RemoteInvalid, error_from
-from auditor.client.exchange import Call, Plan
+from auditor.client.exchange import Call, Plan, Reply
 from auditor.client.records import Label, PostResult
 from auditor.client.retry import Safety
 
@@ -49,6 +49,16 @@ class _Totals:
     batches: int = 0
     replayed: int = 0
     import_ids: list[int] = field(default_factory=list)
+
+    def add(self, labels: int, reply: Reply) -> None:
+        answer = reply.json()
+        self.labels += labels
+        self.inserted += answer["inserted"]
+        self.duplicates += answer["duplicates"]
+        self.batches += 1
+        self.replayed += reply.replayed
+        if answer.get("import_id") is not None:
+            self.import_ids.append(answer["import_id"])
 
     def result(self) -> PostResult:
         fields = asdict(self)
@@ -135,72 +145,58 @@ def post_labels(
     if batch_size is not None and batch_size < 1:
         raise RemoteInvalid("batch_size must be at least 1", status=None, code="invalid",
                             field="batch_size")  # fmt: skip
-    base = key_base(idempotency_key)
-    totals = _Totals()
+    poster = _Poster(f"/api/v1/projects/{slug}/labels", limits, key_base(idempotency_key))
     size = min(batch_size or limits.batch_labels, limits.batch_labels)
     offset = 0
     for chunk in _chunks(labels, size):
-        yield from _post(slug, limits, chunk, offset, base, totals)
+        yield from poster.post(chunk, offset)
         offset += len(chunk)
-    return totals.result()
+    return poster.totals.result()
 
 
-def _post(
-    slug: str,
-    limits: Limits,
-    rows: list[Mapping[str, Any]],
-    offset: int,
-    base: str,
-    totals: _Totals,
-) -> Plan[None]:
-    """One batch (rows ``offset``..), split while the server's limits say it is too big."""
-    if len(rows) > limits.batch_labels:
-        yield from _split(slug, limits, rows, offset, base, totals, limits.batch_labels)
-        return
-    try:
-        body = encode(rows)
-    except RemoteInvalid as error:
-        raise LabelsRejected(error, offset, len(rows), totals.result()) from None
-    if len(body) > limits.body_bytes and len(rows) > 1:
-        yield from _split(slug, limits, rows, offset, base, totals, math.ceil(len(rows) / 2))
-        return
-    call = Call(
-        "POST", f"/api/v1/projects/{slug}/labels", Safety.KEYED, body=body,
-        headers={**JSON_HEADERS, "Idempotency-Key": f"{base}.{offset}-{offset + len(rows)}"},
-        passthrough=frozenset({413}),
-    )  # fmt: skip
-    try:
-        reply = yield call
-    except RemoteInvalid as error:  # name the rows by their place in the caller's labels
-        raise LabelsRejected(error, offset, len(rows), totals.result()) from None
-    if reply.status == 413:
-        _learn_limit(limits, reply, rows, len(body))
-        yield from _post(slug, limits, rows, offset, base, totals)
-        return
-    answer = reply.json()
-    totals.labels += len(rows)
-    totals.inserted += answer["inserted"]
-    totals.duplicates += answer["duplicates"]
-    totals.batches += 1
-    totals.replayed += reply.replayed
-    if answer.get("import_id") is not None:
-        totals.import_ids.append(answer["import_id"])
+@dataclass
+class _Poster:
+    """The batches of one ``post_labels`` call: where they go, the limits, the key base, and
+    what the server answered so far."""
+
+    path: str
+    limits: Limits
+    base: str
+    totals: _Totals = field(default_factory=_Totals)
+
+    def post(self, rows: list[Mapping[str, Any]], offset: int) -> Plan[None]:
+        """One batch (rows ``offset``..), split while the server's limits say it is too big."""
+        limits = self.limits
+        if len(rows) > limits.batch_labels:
+            yield from self.split(rows, offset, limits.batch_labels)
+            return
+        try:
+            body = encode(rows)
+        except RemoteInvalid as error:
+            raise LabelsRejected(error, offset, len(rows), self.totals.result()) from None
+        if len(body) > limits.body_bytes and len(rows) > 1:
+            yield from self.split(rows, offset, math.ceil(len(rows) / 2))
+            return
+        key = f"{self.base}.{offset}-{offset + len(rows)}"
+        call = Call("POST", self.path, Safety.KEYED, body=body,
+                    headers={**JSON_HEADERS, "Idempotency-Key": key},
+                    passthrough=frozenset({413}))  # fmt: skip
+        try:
+            reply = yield call
+        except RemoteInvalid as error:  # name the rows by their place in the caller's labels
+            raise LabelsRejected(error, offset, len(rows), self.totals.result()) from None
+        if reply.status == 413:
+            _learn_limit(limits, reply, rows, len(body))
+            yield from self.post(rows, offset)
+            return
+        self.totals.add(len(rows), reply)
+
+    def split(self, rows: list[Mapping[str, Any]], offset: int, size: int) -> Plan[None]:
+        for start in range(0, len(rows), size):
+            yield from self.post(rows[start : start + size], offset + start)
 
 
-def _split(
-    slug: str,
-    limits: Limits,
-    rows: list[Mapping[str, Any]],
-    offset: int,
-    base: str,
-    totals: _Totals,
-    size: int,
-) -> Plan[None]:
-    for start in range(0, len(rows), size):
-        yield from _post(slug, limits, rows[start : start + size], offset + start, base, totals)
-
-
-def _learn_limit(limits: Limits, reply: Any, rows: list[Mapping[str, Any]], body: int) -> None:
+def _learn_limit(limits: Limits, reply: Reply, rows: list[Mapping[str, Any]], body: int) -> None:
     """A 413: the batch limit the server names (``details[0].max``), or, for the body size,
     less than this body. One label too large is the caller's error."""
     error: RemoteError = error_from(reply.status, reply.content)

@@ -22,7 +22,6 @@ from auditor.api.schemas import (
 )
 from auditor.domain import SCOPE_PATTERN, from_micros, to_micros
 from auditor.services import Invalid, NotFound
-from auditor.services.access.keys import Principal
 from auditor.services.access.public_ids import PublicIds
 from auditor.services.queries import api_reads as service
 from auditor.services.queries.history import (
@@ -143,41 +142,28 @@ def history(
     per scope and each bucket keeps its last value, so a long history stays small. With
     ``all=true``, every point instead (``auditor history``'s rows), ``limit`` per page in
     (as_of, scope) order; ``next_after`` continues."""
+    next_after = None
     if every:
-        return _every_point(uow, slug, who, ids, metric, subject, scope, since, until, limit, after)
-    if after is not None:
+        cursor = None if after is None else _cursor(after, ids, who.project_id)
+        # every point: the rows of ``auditor history``, so the CLI, the client and the API agree
+        rows = metric_history(
+            uow, slug, metric, subject=subject, scopes=scope, since=_utc(since),
+            until=_utc(until), after=cursor, limit=limit,
+        )  # fmt: skip
+        if len(rows) == limit:
+            next_after = _next_after(rows[-1], ids, who.project_id)
+    elif after is not None:
         raise Invalid("after pages every point: give all=true with it", field="after")
-    rows = service.history(
-        uow,
-        slug,
-        metric,
-        subject=subject,
-        scopes=scope,
-        since=_utc(since),
-        until=_utc(until),
-        max_points=points,
-    )
-    return _history_out(uow, slug, who, ids, metric, subject, points, rows, since, until)
-
-
-def _history_out(
-    uow: ReadUow,
-    slug: str,
-    who: Principal,
-    ids: PublicIds,
-    metric: str,
-    subject: str,
-    max_points: int,
-    rows: list[HistoryPoint],
-    since: datetime | None,
-    until: datetime | None,
-    next_after: str | None = None,
-) -> HistoryOut:
+    else:
+        rows = service.history(
+            uow, slug, metric, subject=subject, scopes=scope, since=_utc(since),
+            until=_utc(until), max_points=points,
+        )  # fmt: skip
     opaque = partial(ids.encode, "snapshot", who.project_id)
     return HistoryOut(
         metric=metric,
         subject=subject,
-        max_points=max_points,
+        max_points=limit if every else points,
         points=[
             HistoryPointOut(**{**asdict(row), "snapshot_id": opaque(row.snapshot_id)})
             for row in rows
@@ -195,33 +181,10 @@ def _history_out(
     )
 
 
-def _every_point(
-    uow: ReadUow,
-    slug: str,
-    who: Principal,
-    ids: PublicIds,
-    metric: str,
-    subject: str,
-    scopes: list[str] | None,
-    since: datetime | None,
-    until: datetime | None,
-    limit: int,
-    after: str | None,
-) -> HistoryOut:
-    """Every point, a page at a time: the rows of ``metric_history`` (``auditor history``),
-    so the CLI, the client and the API agree. The cursor is the last point's as_of (in
-    microseconds), scope and opaque snapshot id."""
-    cursor = None if after is None else _cursor(after, ids, who.project_id)
-    rows = metric_history(
-        uow, slug, metric, subject=subject, scopes=scopes, since=_utc(since),
-        until=_utc(until), after=cursor, limit=limit,
-    )  # fmt: skip
-    next_after = None
-    if len(rows) == limit:
-        last = rows[-1]
-        snapshot = ids.encode("snapshot", who.project_id, last.snapshot_id)
-        next_after = f"{to_micros(last.as_of)}.{last.scope}.{snapshot}"
-    return _history_out(uow, slug, who, ids, metric, subject, limit, rows, since, until, next_after)
+def _next_after(last: HistoryPoint, ids: PublicIds, project_id: int) -> str:
+    """The cursor after ``last``: its as_of (microseconds), scope and opaque snapshot id."""
+    snapshot = ids.encode("snapshot", project_id, last.snapshot_id)
+    return f"{to_micros(last.as_of)}.{last.scope}.{snapshot}"
 
 
 def _cursor(after: str, ids: PublicIds, project_id: int) -> HistoryCursor:

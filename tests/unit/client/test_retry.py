@@ -110,3 +110,9 @@ def test_the_field_of_a_schema_error_and_a_proxys_page() -> None:
     page = error_from(502, b"<html>Bad Gateway</html>", "Bad Gateway")
     assert isinstance(page, RemoteFailure) and page.code == "unavailable"
     assert page.message == "HTTP 502 Bad Gateway: <html>Bad Gateway</html>"
+
+
+def test_an_answer_that_is_not_the_apis_json_is_named() -> None:
+    with pytest.raises(RemoteFailure) as caught:
+        Reply(200, b"<html>Welcome to nginx</html>").json()
+    assert caught.value.code == "not_json" and "<html>Welcome to nginx" in str(caught.value)
