@@ -30,6 +30,7 @@ REMOTE_READS = frozenset(
         ("imports", "show"),
         ("alerts", "status"),
         ("alerts", "history"),
+        ("repeats", "status"),
     }
 )
 
@@ -38,7 +39,7 @@ URL = typer.Option(
     "--url",
     envvar="AUDITOR_URL",
     help="A remote service (http://host:8000) for the read commands: history, snapshot, "
-    "imports list|show, alerts status|history. Needs --key.",
+    "imports list|show, alerts status|history, repeats status. Needs --key.",
 )
 KEY = typer.Option(
     None, "--key", envvar="AUDITOR_KEY", help="The project key for --url (read or admin role)."

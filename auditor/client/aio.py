@@ -105,6 +105,7 @@ class AsyncClient:
     post_labels = _awaited(calls.post_labels)
     plan_repeats = _awaited(calls.plan_repeats)
     repeat_status = _awaited(calls.repeat_status)
+    repeat_report = _awaited(calls.repeat_report)
     latest_snapshot = _awaited(calls.latest_snapshot)
     snapshot = _awaited(calls.snapshot)
     wait_for_snapshot = _awaited(calls.wait_for_snapshot)

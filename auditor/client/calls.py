@@ -22,6 +22,7 @@ from auditor.client.records import (
     KeyInfo,
     PostResult,
     Project,
+    RaterRepeats,
     RepeatPlan,
     Revert,
     RevertMark,
@@ -119,6 +120,14 @@ def repeat_status(state: State, rater: str) -> Plan[RepeatPlan]:
     """The rater's repeat counts (needed, have, outstanding); plans nothing."""
     path = f"{(yield from _project(state))}/raters/{_id(rater)}/repeats"
     return RepeatPlan.from_json((yield _get(path, ("limit", 0))).json(), None)
+
+
+def repeat_report(state: State) -> Plan[list[RaterRepeats]]:
+    """Every rater's repeats (``auditor repeats status``): planned, fulfilled, expired,
+    outstanding, have, needed, self-agreement."""
+    answer = (yield _get(f"{(yield from _project(state))}/repeats")).json()
+    known = RaterRepeats.__dataclass_fields__
+    return [RaterRepeats(**{k: v for k, v in r.items() if k in known}) for r in answer["raters"]]
 
 
 def latest_snapshot(

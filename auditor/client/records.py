@@ -205,6 +205,21 @@ class RepeatPlan:
 
 
 @dataclass(frozen=True)
+class RaterRepeats:
+    """One rater's hidden repeats: planned, fulfilled, expired, outstanding; repeated items
+    she ``have`` and ``needed`` for the wanted precision of her ``self_agreement``."""
+
+    rater: str
+    planned: int
+    fulfilled: int
+    expired: int
+    outstanding: int
+    have: int
+    needed: int
+    self_agreement: float | None
+
+
+@dataclass(frozen=True)
 class Import:
     """One import (a file or an API batch); reverted ones carry ``reverted_at``."""
 

@@ -113,6 +113,7 @@ class Client:
     post_labels = _blocking(calls.post_labels)
     plan_repeats = _blocking(calls.plan_repeats)
     repeat_status = _blocking(calls.repeat_status)
+    repeat_report = _blocking(calls.repeat_report)
     latest_snapshot = _blocking(calls.latest_snapshot)
     snapshot = _blocking(calls.snapshot)
     wait_for_snapshot = _blocking(calls.wait_for_snapshot)

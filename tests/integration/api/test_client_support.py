@@ -93,3 +93,12 @@ def test_a_batch_over_the_limit_names_the_limit(world) -> None:
     error = answer.json()["error"]
     assert error["code"] == "batch_too_large"
     assert error["details"] == [{"field": "labels", "message": error["message"], "max": 3}]
+
+
+def test_every_raters_repeats(world) -> None:
+    url = "/api/v1/projects/alpha/repeats"
+    answer = world.client.get(url, headers=world.auth(role="read"))
+    assert answer.status_code == 200, answer.text
+    rows = {row["rater"]: row for row in answer.json()["raters"]}
+    assert set(rows) == {"a1", "a2", "a3"} and rows["a1"]["have"] == 6  # a1's repeated items
+    assert world.client.get(url, headers=world.auth(role="ingest")).status_code == 403

@@ -101,6 +101,14 @@ def test_imports(served, cli) -> None:
     assert one_here[1:] == one_there[1:] and one_there[0] == f"id              {there['id']}"
 
 
+def test_repeat_status(served, cli) -> None:
+    local, remote = cli
+    with client_of(served, "read") as client:
+        client.plan_repeats("a2", 2, request_id="cli-status")  # something planned to show
+    shown = local("repeats", "status", PROJECT)
+    assert remote("repeats", "status", PROJECT) == shown and "\na2 " in shown
+
+
 def test_alert_states_and_history(served, cli) -> None:
     local, remote = cli
     admin = {"Authorization": f"Bearer {served.keys['admin']}"}

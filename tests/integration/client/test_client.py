@@ -135,12 +135,17 @@ def test_rater_report_and_repeats(served) -> None:
         plan = client.plan_repeats("a1", 3, request_id="plan-1")
         same = client.plan_repeats("a1", 3, request_id="plan-1")
         counts = client.repeat_status("a1")
+        everyone = {row.rater: row for row in client.repeat_report()}
         with pytest.raises(NotFound):
             client.rater_report("nobody")
     assert report["rater"] == "a1" and report["self_agreement"]["n"] > 0
     assert report["self_agreement"] == latest.measure("self_agreement", "rater:a1")
     assert plan.items == same.items and len(plan.items) <= 3
     assert counts.outstanding == plan.outstanding and counts.items == ()
+    assert set(everyone) >= {"a1", "a2", "a3"}  # the human raters (models repeat nothing)
+    a1 = everyone["a1"]
+    assert (a1.outstanding, a1.have, a1.needed) == (plan.outstanding, plan.have, plan.needed)
+    assert a1.planned == len(plan.items) and a1.self_agreement is not None
 
 
 def test_imports_and_revert(served) -> None:
