@@ -155,8 +155,9 @@ def wait_for_snapshot(
     """The latest snapshot of ``scope`` once it counts at least ``labels`` labels (its
     watermark; default: the project's label count now), asking every ``poll`` seconds.
     Recomputes run on the server's timer; ``RemoteFailure`` after ``timeout`` seconds."""
+    found_project = yield from project(state)  # an unknown project is NotFound, not a wait
     if labels is None:
-        labels = (yield from project(state)).counts.get("labels", 0)
+        labels = found_project.counts.get("labels", 0)
     deadline = time.monotonic() + timeout
     path = f"{(yield from _project(state))}/snapshots/latest"
     while True:
@@ -176,12 +177,17 @@ def wait_for_snapshot(
 _404 = frozenset({404})
 
 
+def _names(given: Sequence[str] | str | None) -> list[str]:
+    """Scopes or subjects: one name alone is a list of one (not of its letters)."""
+    return [given] if isinstance(given, str) else list(given or ())
+
+
 def history(
     state: State,
     metric: str,
     *,
     subject: str = "project",
-    scopes: Sequence[str] | None = None,
+    scopes: Sequence[str] | str | None = None,
     since: datetime | str | None = None,
     until: datetime | str | None = None,
 ) -> Plan[History]:
@@ -190,7 +196,7 @@ def history(
     in the range. ``scopes``: "cumulative", windows like "7d" (default: all)."""
     path = f"{(yield from _project(state))}/history"
     base = [("metric", metric), ("subject", subject), ("since", since), ("until", until)]
-    base += [("scope", s) for s in scopes or ()]
+    base += [("scope", s) for s in _names(scopes)]
     points: list[HistoryPoint] = []
     after: str | None = None
     while True:
@@ -211,8 +217,8 @@ def history_frame(
     state: State,
     metric: str,
     *,
-    subjects: Sequence[str] = ("project",),
-    scopes: Sequence[str] | None = None,
+    subjects: Sequence[str] | str = ("project",),
+    scopes: Sequence[str] | str | None = None,
     since: datetime | str | None = None,
     until: datetime | str | None = None,
 ) -> Plan[pandas.DataFrame]:
@@ -223,7 +229,7 @@ def history_frame(
 
     _pandas()  # before any request: say at once that pandas is missing
     found = []
-    for subject in subjects:
+    for subject in _names(subjects):
         found.append((yield from history(state, metric, subject=subject, scopes=scopes,
                                          since=since, until=until)))  # fmt: skip
     return history_frame(found)

@@ -96,6 +96,9 @@ def test_snapshots(served) -> None:
         waited = client.wait_for_snapshot(labels=1, timeout=5)
         with pytest.raises(NotFound):
             client.latest_snapshot(at="2000-01-01T00:00:00Z")
+    lost = Client(served.base, served.keys["read"], project="elsewhere")
+    with lost, pytest.raises(NotFound):  # at once, not after the timeout
+        lost.wait_for_snapshot(timeout=60)
     assert again == latest and waited.watermark >= 1
     assert latest.meta["scope"] == "cumulative" and window.meta["scope"] == "7d"
     kappa = latest.measure("kappa_s")
@@ -111,9 +114,10 @@ def test_history_pages_through_every_point(served, monkeypatch) -> None:
         paged = client.history("kappa_s", until=until)
         pair = client.history("cohen_kappa", subject="pair:a2|a1")
         windows = client.history("kappa_s", scopes=["7d"], since=T0)
+        alone = client.history("kappa_s", scopes="7d", since=T0)  # one name, not its letters
     assert paged == whole and len(whole) >= 6  # three days, cumulative and 7d each
     assert [p.as_of for p in whole] == sorted(p.as_of for p in whole)
-    assert len(pair) > 0 and {p.scope for p in windows} == {"7d"}
+    assert len(pair) > 0 and {p.scope for p in windows} == {"7d"} and alone == windows
 
 
 def test_history_as_a_dataframe(served) -> None:
