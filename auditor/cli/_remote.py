@@ -69,7 +69,10 @@ def remote_for(args: list[str], url: str | None, key: str | None, url_given: boo
             fail(f"--url: `{' '.join(args[:2])}` works on the database only; remote: {shown}", 2)
         return None
     if not key:
-        fail("--url needs a project key: --key KEY or AUDITOR_KEY", 2)
+        fail(
+            "a remote service (--url or AUDITOR_URL) needs a project key: --key KEY or AUDITOR_KEY",
+            2,
+        )
     return Remote(url, key)
 
 

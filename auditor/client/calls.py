@@ -98,9 +98,8 @@ def post_labels(
     with it after a 503, a 429 or a lost connection: never written twice. A refused batch
     raises ``LabelsRejected`` naming rows by their place in ``labels``; batches before it
     stay stored (a batch is all or nothing)."""
-    path = yield from _project(state)
-    slug = path.rsplit("/", 1)[1]
-    return (yield from posting.post_labels(slug, state.limits, labels, batch_size,
+    path = f"{(yield from _project(state))}/labels"
+    return (yield from posting.post_labels(path, state.limits, labels, batch_size,
                                            idempotency_key))  # fmt: skip
 
 

@@ -136,7 +136,7 @@ def _chunks(labels: Iterable[LabelLike], size: int) -> Iterator[list[Mapping[str
 
 
 def post_labels(
-    slug: str,
+    path: str,
     limits: Limits,
     labels: Iterable[LabelLike],
     batch_size: int | None,
@@ -145,7 +145,7 @@ def post_labels(
     if batch_size is not None and batch_size < 1:
         raise RemoteInvalid("batch_size must be at least 1", status=None, code="invalid",
                             field="batch_size")  # fmt: skip
-    poster = _Poster(f"/api/v1/projects/{slug}/labels", limits, key_base(idempotency_key))
+    poster = _Poster(path, limits, key_base(idempotency_key))
     size = min(batch_size or limits.batch_labels, limits.batch_labels)
     offset = 0
     for chunk in _chunks(labels, size):

@@ -144,7 +144,7 @@ def test_the_service_from_the_environment(served, cli, monkeypatch) -> None:
     ("args", "code", "said"),
     [
         (["recompute", PROJECT], 2, "`recompute judge` works on the database only"),
-        (["history", PROJECT, "--metric", "kappa_s"], 2, "--url needs a project key"),
+        (["history", PROJECT, "--metric", "kappa_s"], 2, "needs a project key: --key KEY"),
         (["--key", "k", "history", PROJECT, "--metric", "nope"], 1, "unknown or revoked"),
     ],
 )

@@ -69,7 +69,7 @@ def labels(n: int) -> list[dict[str, str]]:
 )
 def test_batches_cover_every_label_once_within_the_limits(n, batch_cap, body_cap, batch_size):
     limits = posting.Limits(batch_labels=500, body_bytes=10**6)
-    plan = posting.post_labels("p", limits, labels(n), batch_size, "base")
+    plan = posting.post_labels("/p/labels", limits, labels(n), batch_size, "base")
     result, calls = run(plan, server(batch_cap, body_cap))
     stored = [c for c in calls if len(json.loads(c.body)["labels"]) <= batch_cap  # type: ignore[arg-type]
               and len(c.body) <= body_cap]  # type: ignore[arg-type]  # fmt: skip
@@ -86,9 +86,11 @@ def test_batches_cover_every_label_once_within_the_limits(n, batch_cap, body_cap
 
 
 def test_the_same_labels_posted_again_get_the_same_keys() -> None:
-    first = run(posting.post_labels("p", posting.Limits(), labels(25), 10, "k"), server(4, 10**6))
+    first = run(
+        posting.post_labels("/p/labels", posting.Limits(), labels(25), 10, "k"), server(4, 10**6)
+    )
     limits = posting.Limits()
-    again = run(posting.post_labels("p", limits, labels(25), 10, "k"), server(4, 10**6))
+    again = run(posting.post_labels("/p/labels", limits, labels(25), 10, "k"), server(4, 10**6))
     keys = [[c.headers["Idempotency-Key"] for c in calls] for _, calls in (first, again)]
     assert keys[0] == keys[1] and "k.0-10" in keys[0] and "k.0-4" in keys[0]
 
@@ -104,16 +106,15 @@ def test_a_refused_row_is_named_among_all_the_labels() -> None:
     rows = labels(30)
     rows[22] = {**rows[22], "label": "bad"}
     with pytest.raises(LabelsRejected) as caught:
-        run(posting.post_labels("p", posting.Limits(), rows, 10, None), answer)
+        run(posting.post_labels("/p/labels", posting.Limits(), rows, 10, None), answer)
     assert caught.value.details()[0]["row"] == 23
     assert caught.value.stored.inserted == 20  # type: ignore[attr-defined]
 
 
 def test_nan_and_bad_keys_are_refused_before_sending() -> None:
+    row = {"item": 1, "rater": "r", "label": "a", "session": math.nan}
     with pytest.raises(LabelsRejected) as caught:
-        run(posting.post_labels("p", posting.Limits(), [{"item": 1, "rater": "r", "label": "a",
-                                                          "session": math.nan}], None, None),
-            server(10, 10**6))  # fmt: skip
+        run(posting.post_labels("/p/labels", posting.Limits(), [row], None, None), server(9, 999))
     assert caught.value.field == "session" and caught.value.details()[0]["row"] == 1
     for key in ("", "x" * 161, "has space"):
         with pytest.raises(Invalid):
