@@ -2,31 +2,31 @@
 
     .venv/bin/python benchmarks/client.py [--labels 1000000] [--batch 10000] [--rounds 3]
 
-Each round posts ``--labels`` labels twice into a fresh PostgreSQL database (``auditor_b_<hex>``,
-dropped at the end) served by ``auditor serve`` (one uvicorn worker, recompute timer off):
+Each round posts ``--labels`` labels through each side into one PostgreSQL database
+(``auditor_b_<hex>``, fresh, dropped at the end) served by ``auditor serve`` (one uvicorn
+worker, recompute timer off), batch by batch, alternated:
 
-- **client**: ``Client.post_labels(labels, batch_size=...)`` (batches, an Idempotency-Key per
-  batch, the retry rules, the answers parsed into a ``PostResult``);
-- **raw**: ``httpx.Client.post(url, json={"labels": batch}, headers={"Idempotency-Key": ...})``
-  for the same batches, one after the other on one keep-alive connection.
+- **client**: ``Client.post_labels(batch)`` (an Idempotency-Key per batch, the retry rules,
+  the answer parsed into a ``PostResult``);
+- **raw**: ``httpx.Client.post(url, json={"labels": batch}, headers={"Idempotency-Key": ...})``,
 
-Both build the same label dicts from the same generator while they post. The order alternates
-(client first in odd rounds, raw first in even ones) and the tables are emptied before each
-run, so neither side inherits a bigger table. It prints labels/s per run, the client's own CPU
-seconds (this process; the server is another one), the median ratio client/raw (target >= 0.90)
-and the load average (the machine is shared).
+each on its own keep-alive connection. Batch k of each side holds the same labels but for the
+item names; the side that goes first alternates from one pair of batches to the next, so a
+machine shared with other work (its load drifts over minutes) weighs on both alike. A side's
+rate is its labels over the sum of its batches' times. It prints each round's rates and their
+ratio client/raw, the median over rounds (target >= 0.90), the median of the paired batch
+ratios, the client's own CPU seconds (this process; the server is another) and the load
+average. The tables are emptied before each round.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import statistics
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -51,32 +51,46 @@ def _libpq(url: str) -> str:
     return url.replace("postgresql+psycopg://", "postgresql://")
 
 
-def labels(total: int, run: int) -> Iterator[dict[str, str]]:
+def batch_of(side: str, round_: int, k: int, size: int) -> list[dict[str, str]]:
     """Five raters per item, no time and no key: every label is a new look."""
-    for n in range(total):
-        yield {"item": f"i{run}-{n // 5}", "rater": f"r{n % 5}", "label": CATEGORIES[n % 4]}
+    first = k * size
+    return [
+        {"item": f"{side}{round_}-{n // 5}", "rater": f"r{n % 5}", "label": CATEGORIES[n % 4]}
+        for n in range(first, first + size)
+    ]
 
 
-def post_with_client(base: str, key: str, total: int, batch: int, run: int) -> int:
-    with Client(base, key, project="bench") as client:
-        result = client.post_labels(labels(total, run), batch_size=batch, idempotency_key=f"c{run}")
-    return result.inserted
+class Raw:
+    def __init__(self, base: str, key: str) -> None:
+        self.url = f"{base}/api/v1/projects/bench/labels"
+        self.http = httpx.Client(timeout=120, headers={"Authorization": f"Bearer {key}"})
+
+    def post(self, rows: list[dict[str, str]], key: str) -> int:
+        response = self.http.post(self.url, json={"labels": rows}, headers={"Idempotency-Key": key})
+        response.raise_for_status()
+        return int(response.json()["inserted"])
 
 
-def post_raw(base: str, key: str, total: int, batch: int, run: int) -> int:
-    url = f"{base}/api/v1/projects/bench/labels"
-    inserted = 0
-    rows = labels(total, run)
-    with httpx.Client(timeout=120, headers={"Authorization": f"Bearer {key}"}) as http:
-        for start in itertools.count(0, batch):
-            chunk = list(itertools.islice(rows, batch))
-            if not chunk:
-                return inserted
-            headers = {"Idempotency-Key": f"r{run}.{start}-{start + len(chunk)}"}
-            response = http.post(url, json={"labels": chunk}, headers=headers)
-            response.raise_for_status()
-            inserted += response.json()["inserted"]
-    raise AssertionError("unreachable")
+def one_round(client: Client, raw: Raw, round_: int, args: argparse.Namespace) -> dict[str, float]:
+    """Seconds and CPU seconds per side, and the paired batch ratios, for one round."""
+    spent = {"client": 0.0, "raw": 0.0, "client_cpu": 0.0, "raw_cpu": 0.0}
+    pairs = []
+    for k in range(args.labels // args.batch):
+        times = {}
+        for side in ("client", "raw") if k % 2 == 0 else ("raw", "client"):
+            rows = batch_of(side, round_, k, args.batch)
+            started, cpu = time.perf_counter(), time.process_time()
+            if side == "client":
+                inserted = client.post_labels(rows, idempotency_key=f"c{round_}-{k}").inserted
+            else:
+                inserted = raw.post(rows, f"r{round_}-{k}")
+            times[side] = time.perf_counter() - started
+            spent[f"{side}_cpu"] += time.process_time() - cpu
+            assert inserted == args.batch, (side, inserted)
+            spent[side] += times[side]
+        pairs.append(times["raw"] / times["client"])
+    spent["paired"] = statistics.median(pairs)
+    return spent
 
 
 def empty_tables(url: str) -> None:
@@ -98,6 +112,7 @@ def main() -> None:
     url = POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
     rates: dict[str, list[float]] = {"client": [], "raw": []}
     cpu: dict[str, list[float]] = {"client": [], "raw": []}
+    paired: list[float] = []
     try:
         migrate.upgrade(url)
         engine = make_engine(url)
@@ -109,34 +124,32 @@ def main() -> None:
             "AUDITOR_API_MAX_BATCH_LABELS": str(max(args.batch, 10_000)),
         }
         print(f"load average before: {os.getloadavg()}")
-        with serving(url, **env) as (base, _):
+        with serving(url, **env) as (base, _), Client(base, key, project="bench") as client:
+            raw = Raw(base, key)
             for round_ in range(args.rounds):
-                order = ("client", "raw") if round_ % 2 == 0 else ("raw", "client")
-                for side in order:
-                    empty_tables(url)
-                    run = round_ * 2 + order.index(side)
-                    post = post_with_client if side == "client" else post_raw
-                    started, cpu_started = time.perf_counter(), time.process_time()
-                    inserted = post(base, key, args.labels, args.batch, run)
-                    seconds = time.perf_counter() - started
-                    cpu[side].append(time.process_time() - cpu_started)
-                    assert inserted == args.labels, (side, inserted)
-                    rates[side].append(args.labels / seconds)
-                    print(
-                        f"round {round_ + 1} {side:<6}: {args.labels / seconds:>9,.0f} labels/s "
-                        f"({seconds:.1f} s; this process {cpu[side][-1]:.2f} s CPU); "
-                        f"load {os.getloadavg()[0]:.2f}"
-                    )
+                empty_tables(url)
+                spent = one_round(client, raw, round_, args)
+                for side in ("client", "raw"):
+                    rates[side].append(args.labels / spent[side])
+                    cpu[side].append(spent[f"{side}_cpu"])
+                paired.append(spent["paired"])
+                print(
+                    f"round {round_ + 1}: client {rates['client'][-1]:,.0f} labels/s, raw "
+                    f"{rates['raw'][-1]:,.0f}: ratio {rates['client'][-1] / rates['raw'][-1]:.3f} "
+                    f"(paired batches: median {spent['paired']:.3f}); CPU here: client "
+                    f"{spent['client_cpu']:.2f} s, raw {spent['raw_cpu']:.2f} s; "
+                    f"load {os.getloadavg()[0]:.2f}"
+                )
+            raw.http.close()
     finally:
         with psycopg.connect(_libpq(POSTGRES_ADMIN_URL), autocommit=True) as connection:
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    client, raw = statistics.median(rates["client"]), statistics.median(rates["raw"])
     ratios = [c / r for c, r in zip(rates["client"], rates["raw"], strict=True)]
     print(
-        f"median: client {client:,.0f} labels/s, raw httpx {raw:,.0f}: ratio {client / raw:.3f} "
-        f"(per round {', '.join(f'{r:.3f}' for r in ratios)}; target >= 0.90); client CPU "
-        f"{statistics.median(cpu['client']):.2f} s vs raw {statistics.median(cpu['raw']):.2f} s "
-        f"per {args.labels:,} labels"
+        f"median over rounds: client/raw {statistics.median(ratios):.3f} (target >= 0.90; per "
+        f"round {', '.join(f'{r:.3f}' for r in ratios)}); paired batches "
+        f"{statistics.median(paired):.3f}; CPU here per {args.labels:,} labels: client "
+        f"{statistics.median(cpu['client']):.2f} s, raw {statistics.median(cpu['raw']):.2f} s"
     )
     print(f"load average after: {os.getloadavg()}")
 
