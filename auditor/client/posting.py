@@ -66,27 +66,22 @@ class _Totals:
 
 
 def _jsonable(value: object) -> object:
-    """What json cannot write itself: times (ISO 8601; a naive one is read as UTC by the
-    server) and NumPy or pandas scalars (a DataFrame's ``to_dict("records")``)."""
+    """What json cannot write itself: a ``Label`` or another mapping (a plain dict is written
+    as it is, without a Python call per label), times (ISO 8601; a naive one is read as UTC
+    by the server) and NumPy or pandas scalars (a DataFrame's ``to_dict("records")``)."""
+    if isinstance(value, Label):
+        return {k: v for k, v in asdict(value).items() if v is not None}
+    if isinstance(value, Mapping):
+        return dict(value)
     if isinstance(value, datetime | date):
         return value.isoformat()
     item = getattr(value, "item", None)
     if callable(item):
         return item()
-    raise TypeError(f"{type(value).__name__} is not a label field value")
+    raise TypeError(f"{type(value).__name__} is not a label or a label field value")
 
 
-def _row(label: LabelLike) -> Mapping[str, Any]:
-    if type(label) is dict:  # the common case: sent as it is, no copy
-        return label
-    if isinstance(label, Label):
-        return {k: v for k, v in asdict(label).items() if v is not None}
-    if isinstance(label, Mapping):
-        return dict(label)
-    raise TypeError(f"a label is a Label or a mapping of its fields, not {type(label).__name__}")
-
-
-def encode(rows: list[Mapping[str, Any]]) -> bytes:
+def encode(rows: list[LabelLike]) -> bytes:
     try:
         text = json.dumps({"labels": rows}, default=_jsonable, allow_nan=False,
                           separators=(",", ":"), ensure_ascii=False)  # fmt: skip
@@ -95,10 +90,16 @@ def encode(rows: list[Mapping[str, Any]]) -> bytes:
     return text.encode()
 
 
-def _unwritable(rows: list[Mapping[str, Any]], error: Exception) -> RemoteInvalid:
+def _unwritable(rows: list[LabelLike], error: Exception) -> RemoteInvalid:
     """Name the row and field json refused (NaN, an object), as the server would, before
     anything is sent."""
-    for number, row in enumerate(rows, start=1):
+    for number, label in enumerate(rows, start=1):
+        try:
+            row: Any = label if isinstance(label, dict) else _jsonable(label)
+        except TypeError as found:
+            message = str(found)
+            return RemoteInvalid(message, status=None, code="invalid",
+                                 details=[{"row": number, "message": message}])  # fmt: skip
         for name, value in row.items():
             try:
                 json.dumps(value, default=_jsonable, allow_nan=False)
@@ -129,9 +130,9 @@ def key_base(idempotency_key: str | None) -> str:
     return idempotency_key
 
 
-def _chunks(labels: Iterable[LabelLike], size: int) -> Iterator[list[Mapping[str, Any]]]:
-    rows = map(_row, labels)
-    while chunk := list(itertools.islice(rows, size)):
+def _chunks(labels: Iterable[LabelLike], size: int) -> Iterator[list[LabelLike]]:
+    found = iter(labels)
+    while chunk := list(itertools.islice(found, size)):
         yield chunk
 
 
@@ -164,7 +165,7 @@ class _Poster:
     base: str
     totals: _Totals = field(default_factory=_Totals)
 
-    def post(self, rows: list[Mapping[str, Any]], offset: int) -> Plan[None]:
+    def post(self, rows: list[LabelLike], offset: int) -> Plan[None]:
         """One batch (rows ``offset``..), split while the server's limits say it is too big."""
         limits = self.limits
         if len(rows) > limits.batch_labels:
@@ -191,12 +192,12 @@ class _Poster:
             return
         self.totals.add(len(rows), reply)
 
-    def split(self, rows: list[Mapping[str, Any]], offset: int, size: int) -> Plan[None]:
+    def split(self, rows: list[LabelLike], offset: int, size: int) -> Plan[None]:
         for start in range(0, len(rows), size):
             yield from self.post(rows[start : start + size], offset + start)
 
 
-def _learn_limit(limits: Limits, reply: Reply, rows: list[Mapping[str, Any]], body: int) -> None:
+def _learn_limit(limits: Limits, reply: Reply, rows: list[LabelLike], body: int) -> None:
     """A 413: the batch limit the server names (``details[0].max``), or, for the body size,
     less than this body. One label too large is the caller's error."""
     error: RemoteError = error_from(reply.status, reply.content)
