@@ -4,6 +4,7 @@ and several calls at once on one client."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -34,7 +35,9 @@ def test_the_async_client_answers_as_the_blocking_one(served) -> None:
                 await client.post_labels(bad)
             return info, first, again, latest, histories, caught.value
 
-    info, first, again, latest, histories, rejected = asyncio.run(run())
+    # a loop of its own on a thread of its own: another test may leave this thread's running
+    with ThreadPoolExecutor(1) as pool:
+        info, first, again, latest, histories, rejected = pool.submit(asyncio.run, run()).result()
     assert info.project == PROJECT and latest.watermark >= first.inserted == 40
     assert (again.inserted, again.replayed) == (40, again.batches)
     assert [(d["row"], d["field"]) for d in rejected.details()] == [(4, "label")]
