@@ -145,15 +145,26 @@ def _from_cells(cells: np.ndarray, cell_counts: np.ndarray, n_raters: int, k: in
     )
 
 
-def kappa_of(confusion: np.ndarray) -> np.ndarray:
-    """Cohen's kappa of confusion tables (..., K, K) -> (...), NaN where undefined."""
+def kappa_of(confusion: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Cohen's kappa of confusion tables (..., K, K) -> (...), NaN where undefined; with
+    agreement ``weights`` w (K, K), Cohen's (1968) weighted kappa: po = sum w o / n,
+    pe = sum_{c,k} w_ck a_c b_k / n^2 (Ao^w and Ae^w of docs/measures.md, "Ordinal scales")."""
     n = confusion.sum(axis=(-2, -1))
-    observed = safe_ratio(np.trace(confusion, axis1=-2, axis2=-1), n)
-    chance = safe_ratio((confusion.sum(axis=-1) * confusion.sum(axis=-2)).sum(axis=-1), n**2)
+    rows, columns = confusion.sum(axis=-1), confusion.sum(axis=-2)
+    if weights is None:
+        agreeing = np.trace(confusion, axis1=-2, axis2=-1)
+        expected = (rows * columns).sum(axis=-1)
+    else:
+        agreeing = np.einsum("...ck,ck->...", confusion, weights)
+        expected = np.einsum("...c,ck,...k->...", rows, weights, columns)
+    observed = safe_ratio(agreeing, n)
+    chance = safe_ratio(expected, n**2)
     return safe_ratio(observed - chance, 1.0 - chance)
 
 
-def jackknife_intervals(confusion: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+def jackknife_intervals(
+    confusion: np.ndarray, level: float, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Delete-one-shared-item jackknife of every pair's kappa, (P, K, K) -> (low, high) (P,).
 
     Deleting an item only removes one count from the cell (c_a, c_b) it falls in, so the
@@ -162,9 +173,9 @@ def jackknife_intervals(confusion: np.ndarray, level: float) -> tuple[np.ndarray
     """
     p, k, _ = confusion.shape
     n = confusion.sum(axis=(1, 2))
-    kappa = kappa_of(confusion)
+    kappa = kappa_of(confusion, weights)
     eye = np.eye(k * k).reshape(k * k, k, k)
-    without = kappa_of(confusion[:, None, :, :] - eye[None, :, :, :])  # (P, K*K)
+    without = kappa_of(confusion[:, None, :, :] - eye[None, :, :, :], weights)  # (P, K*K)
     weight = confusion.reshape(p, k * k)
     present = weight > 0
     ok = (n >= 2) & np.isfinite(kappa) & np.where(present, np.isfinite(without), True).all(axis=1)
@@ -180,16 +191,22 @@ def jackknife_intervals(confusion: np.ndarray, level: float) -> tuple[np.ndarray
 
 
 def bootstrap_intervals(
-    confusion: np.ndarray, level: float, rng: np.random.Generator, resamples: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap over each pair's shared items, (P, K, K) -> (low, high) (P,).
+    confusion: np.ndarray,
+    level: float,
+    rng: np.random.Generator,
+    resamples: int,
+    weightings: tuple[np.ndarray | None, ...] = (None,),
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Percentile bootstrap over each pair's shared items, (P, K, K) -> (low, high) (P,) per
+    entry of ``weightings`` (None: Cohen's kappa; a (K, K) matrix: the weighted kappa), all
+    from the same resamples.
 
     Redrawing a pair's n shared items with replacement makes its confusion table multinomial
     with the observed cell shares, so each resample is one multinomial draw of K^2 cells;
     pairs are drawn in chunks, all at once. NaN where n < 2 or mostly undefined.
     """
     p, k, _ = confusion.shape
-    low, high = np.full(p, np.nan), np.full(p, np.nan)
+    out = [(np.full(p, np.nan), np.full(p, np.nan)) for _ in weightings]
     n = confusion.sum(axis=(1, 2))
     usable = np.flatnonzero(n >= 2)
     chunk = max(1, (1 << 22) // max(1, resamples * k * k))
@@ -200,14 +217,16 @@ def bootstrap_intervals(
         tables = rng.multinomial(
             n[pairs].astype(np.int64), shares, size=(resamples, pairs.shape[0])
         )
-        replicates = kappa_of(tables.reshape(resamples, pairs.shape[0], k, k).astype(float))
-        finite = np.isfinite(replicates).sum(axis=0)
-        enough = finite >= max(10, resamples // 2)
-        if enough.any():
-            ordered = np.sort(replicates[:, enough], axis=0)  # NaN sort last
-            low[pairs[enough]] = _column_quantile(ordered, finite[enough], tail)
-            high[pairs[enough]] = _column_quantile(ordered, finite[enough], 1.0 - tail)
-    return low, high
+        tables = tables.reshape(resamples, pairs.shape[0], k, k).astype(float)
+        for (low, high), weights in zip(out, weightings, strict=True):  # one or two
+            replicates = kappa_of(tables, weights)
+            finite = np.isfinite(replicates).sum(axis=0)
+            enough = finite >= max(10, resamples // 2)
+            if enough.any():
+                ordered = np.sort(replicates[:, enough], axis=0)  # NaN sort last
+                low[pairs[enough]] = _column_quantile(ordered, finite[enough], tail)
+                high[pairs[enough]] = _column_quantile(ordered, finite[enough], 1.0 - tail)
+    return out
 
 
 def _column_quantile(ordered: np.ndarray, count: np.ndarray, q: float) -> np.ndarray:

@@ -7,10 +7,22 @@ import dataclasses
 
 import numpy as np
 
-from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings, RaterModel, RhoUnrated
+from auditor.domain import (
+    IntervalMethod,
+    LabelArrays,
+    ProjectSettings,
+    RaterModel,
+    RhoUnrated,
+    Scale,
+    Weights,
+)
 from auditor.stats import (
     alpha,
+    chance,
+    coefficients,
+    cohen,
     group,
+    intervals,
     kappa,
     kappa_s,
     raters,
@@ -21,7 +33,13 @@ from auditor.stats import (
 )
 from auditor.stats.bands import BandScale
 from auditor.stats.estimators import Estimator, from_totals, project_intervals
-from auditor.stats.results import PROJECT_MEASURES, Measure, MeasureSet
+from auditor.stats.results import (
+    CATEGORY_MEASURES,
+    ORDINAL_MEASURES,
+    PROJECT_MEASURES,
+    Measure,
+    MeasureSet,
+)
 from auditor.stats.selfagreement import RaterFit, SelfAgreement, fit, self_agreement
 from auditor.stats.tables import Cells, GroupTable, collapse, group_table
 from auditor.stats.totals import ItemTotals, mean_of
@@ -43,8 +61,13 @@ def _group_estimators(
     rater_fit: RaterFit,
     prevalence: np.ndarray,
     seed: int,
+    extra: tuple[cohen.PairwiseCohen, np.ndarray, np.ndarray, np.ndarray | None],
 ) -> tuple[dict[str, Estimator], dict[str, str]]:
-    """The project measures defined over pairable items (all but mean self-agreement)."""
+    """The project measures defined over pairable items (all but mean self-agreement).
+
+    extra : (pairwise Cohen tables, rater sums S (N, K), biases v (R, K), agreement
+    weights (K, K) on an ordinal scale, else None) for the measures of ``coefficients``.
+    """
     lk, kr = BandScale.LANDIS_KOCH, BandScale.KRIPPENDORFF
     keep = settings.interval_method != IntervalMethod.NONE
     per_item = kappa.observed_per_item(table.counts, table.m)  # Ao_u, read by four measures
@@ -58,6 +81,19 @@ def _group_estimators(
         ),
     }
     del observed
+    pairs, summed, bias, weights = extra
+    out.update(coefficients.nominal_estimators(table, per_item, pairs, keep))
+    if weights is not None:
+        out.update(
+            coefficients.ordinal_estimators(
+                table,
+                summed,
+                bias,
+                weights,
+                keep,
+                settings.interval_method == IntervalMethod.BOOTSTRAP,
+            )
+        )
     chance_per_item = chance.sum(axis=1)
     ae = float(chance_per_item.mean()) if table.n_pairable else float("nan")
     bootstrap = None
@@ -219,7 +255,12 @@ def _prevalence(labels: LabelArrays, table: GroupTable) -> np.ndarray:
 
 
 def compute_measures(
-    labels: LabelArrays, settings: ProjectSettings, *, seed: int | None = None
+    labels: LabelArrays,
+    settings: ProjectSettings,
+    *,
+    seed: int | None = None,
+    scale: Scale = Scale.NOMINAL,
+    weights: Weights = Weights.QUADRATIC,
 ) -> MeasureSet:
     """Every measure of docs/measures.md ("Project measures") for ``labels``, with intervals
     chosen by ``settings``.
@@ -229,6 +270,9 @@ def compute_measures(
     labels : the long label arrays (validated; ``ValueError`` names the field and row).
     settings : collapse policy, rho options, interval method, level and bootstrap resamples.
     seed : bootstrap seed; defaults to ``DEFAULT_SEED``; recorded in the result when used.
+    scale, weights : ``ordinal`` adds the weighted coefficients (with ``weights``), each
+        rater's grade bias and the pairs' weighted kappa; the declared order of the
+        categories is the scale's order.
     """
     cells = collapse(labels, settings.collapse)
     table = group_table(cells, labels.rater_is_model)
@@ -249,7 +293,13 @@ def compute_measures(
 
     bias = table.rater_bias()
     summed, squares = kappa.rater_sums(table, bias)
-    chance = (summed**2 - squares) / np.maximum(table.m * (table.m - 1), 1)[:, None]
+    chance_by_category = (summed**2 - squares) / np.maximum(table.m * (table.m - 1), 1)[:, None]
+    agreement_weights = (
+        chance.weight_matrix(labels.n_categories, scale, weights)
+        if scale == Scale.ORDINAL
+        else None
+    )
+    pairs = cohen.pairwise_cohen(table)
     used_seed = None
     rng = None
     if settings.interval_method == IntervalMethod.BOOTSTRAP:
@@ -258,29 +308,34 @@ def compute_measures(
     estimators, undefined = _group_estimators(
         table,
         cells,
-        chance,
+        chance_by_category,
         settings,
         model,
         rater_fit,
         prevalence,
         DEFAULT_SEED if used_seed is None else used_seed,
+        (pairs, summed, bias, agreement_weights),
     )
     bounds = project_intervals(estimators, settings, table.n_pairable, labels.n_categories, rng)
 
     measures: dict[str, Measure] = {}
+    by_category: dict[str, dict[str, Measure]] = {}
+    for name in CATEGORY_MEASURES:
+        by_category[name] = {}
+        for c, category in enumerate(labels.category_names):
+            key = coefficients.category_key(name, c)
+            by_category[name][category] = _measure(
+                estimators[key], bounds.get(key), table, settings
+            )
     for name in PROJECT_MEASURES:
+        if name in ORDINAL_MEASURES and agreement_weights is None:
+            continue  # the weighted coefficients are reported on ordinal scales only
         if name == "mean_self_agreement":
             measures[name] = raters.mean_self_agreement(model, settings, rng)
         elif name not in estimators:  # rho or the split without what they need
             measures[name] = Measure(None, n=0, reason=undefined.get(name, "undefined"))
         else:
-            est = estimators[name]
-            reason = NO_PAIRABLE if table.n_pairable == 0 else None
-            if reason is None and not np.isfinite(est.value):
-                reason = est.undefined
-            measures[name] = reporting.make_measure(
-                est.value, est.n, reason, est.scale, bounds.get(name), settings
-            )
+            measures[name] = _measure(estimators[name], bounds.get(name), table, settings)
     # the per-item statistics of the project measures are done with: free them before the
     # per-rater intervals (their delete-one values: 80 MB at 10M labels)
     del estimators, bounds
@@ -296,6 +351,10 @@ def compute_measures(
         against.low if wanted else None,
         against.high if wanted else None,
     )
+    rater_results = raters.rater_results(
+        labels, table, model, rater_fit, s_vs_group, names, settings, rng
+    )
+    rater_results = raters.with_confusion(rater_results, labels, table, settings, rng, scale)
     return MeasureSet(
         n_labels=labels.n_labels,
         n_items=labels.n_items,
@@ -303,15 +362,32 @@ def compute_measures(
         n_pairable_items=table.n_pairable,
         categories=tuple(labels.category_names),
         measures=measures,
-        raters=raters.rater_results(
-            labels, table, model, rater_fit, s_vs_group, names, settings, rng
+        raters=rater_results,
+        models=reporting.model_results(
+            labels, cells, table, chance_by_category, names, settings, rng
         ),
-        models=reporting.model_results(labels, cells, table, chance, names, settings, rng),
-        pairwise_cohen=reporting.pairwise(table, names, settings, rng),
+        pairwise_cohen=reporting.pairwise(table, names, settings, rng, agreement_weights, pairs),
         interval_method=settings.interval_method,
         interval_level=settings.interval_level,
         seed=used_seed,
         bootstrap_resamples=settings.bootstrap_resamples if rng is not None else None,
         rater_model=settings.rater_model,
         self_agreement_spread=raters.spread(model),
+        by_category=by_category,
+        scale=scale,
+        weights=weights if scale == Scale.ORDINAL else None,
     )
+
+
+def _measure(
+    est: Estimator,
+    interval: intervals.Interval | None,
+    table: GroupTable,
+    settings: ProjectSettings,
+) -> Measure:
+    reason = NO_PAIRABLE if table.n_pairable == 0 else None
+    if reason is None and not np.isfinite(est.value):
+        reason = est.undefined
+    if est.jackknife_only and settings.interval_method == IntervalMethod.BOOTSTRAP:
+        settings = dataclasses.replace(settings, interval_method=IntervalMethod.JACKKNIFE)
+    return reporting.make_measure(est.value, est.n, reason, est.scale, interval, settings)

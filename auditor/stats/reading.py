@@ -1,0 +1,147 @@
+"""Reading a coefficient: category shares, prevalence and bias indices, specific agreement per
+category and each rater's confusion against the others (docs/measures.md, "Reading a
+coefficient").
+
+References: Byrt, Bishop and Carlin (1993), "Bias, prevalence and kappa" (PI, BI, PABAK);
+Cicchetti and Feinstein (1990), "High agreement but low kappa: II. Resolving the paradoxes"
+(positive and negative agreement); Uebersax (1982) and Fleiss (1971) for specific agreement
+with many raters:
+
+    P_c  = sum_u c_uc / sum_u m_u                                      (pairable items)
+    PI   = sqrt(K / (K - 1) sum_c (P_c - 1/K)^2)     (0: equal shares; 1: one category)
+    BI   = sum over rater pairs of (1/2) sum_c |n_a(c) - n_b(c)| / sum over pairs of n_ab
+           (n_a(c): shared items a gave c; each pair weighted by its shared items)
+    ps_c = sum_u c_uc (c_uc - 1) / sum_u c_uc (m_u - 1)
+    T_p[c, k] = sum over items p gave c of (c_uk - [k = c]) / (m_u - 1)
+
+P, PI and ps_c are functions of item totals [m_u, c_u, c_uc (c_uc - 1), c_uc (m_u - 1)], so they
+get intervals like every other measure; BI is read from the pairwise confusion tables and has
+an exact delete-one-item jackknife (``bias_index_leave_one_out``) whatever the project's method
+(as per-rater S): a bootstrap would need every pair's marginals per item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from auditor.stats.tables import GroupTable, within_item_pairs
+from auditor.stats.totals import ItemTotals, safe_ratio
+
+NOT_USED = "category not used on a pairable item"
+
+
+def _share_of(column: int) -> Callable[[np.ndarray], np.ndarray]:
+    def function(totals: np.ndarray) -> np.ndarray:
+        return safe_ratio(totals[..., 1 + column], totals[..., 0])
+
+    return function
+
+
+def share_features(table: GroupTable) -> np.ndarray:
+    """[m_u, c_u (K)] per pairable item, shape (N, 1 + K)."""
+    return np.column_stack([table.m, table.counts]).astype(float)
+
+
+def category_shares(table: GroupTable, features: np.ndarray) -> list[ItemTotals]:
+    """P_c of each category, as ``ItemTotals`` sharing ``features`` (``share_features``)."""
+    k = table.counts.shape[1]
+    return [ItemTotals(features, _share_of(c)) for c in range(k)]
+
+
+def prevalence_index(features: np.ndarray, k: int) -> ItemTotals:
+    """PI = sqrt(K/(K-1) sum_c (P_c - 1/K)^2), from [m_u, c_u (K)]; |P_1 - P_0| for K = 2."""
+
+    def function(totals: np.ndarray) -> np.ndarray:
+        m = np.maximum(totals[..., 0], 1e-300)
+        centred = totals[..., 1:] / m[..., None] - 1.0 / k
+        result: np.ndarray = np.sqrt(k / (k - 1) * np.einsum("...k,...k->...", centred, centred))
+        return result
+
+    return ItemTotals(features, function)
+
+
+def specific_agreement(table: GroupTable) -> list[ItemTotals]:
+    """ps_c per category; per-item statistics [c_uc (c_uc - 1) (K), c_uc (m_u - 1) (K)]."""
+    k = table.counts.shape[1]
+    counts = table.counts.astype(float)
+    features = np.empty((table.n_pairable, 2 * k))
+    np.multiply(counts, counts - 1.0, out=features[:, :k])
+    np.multiply(counts, (table.m - 1.0)[:, None], out=features[:, k:])
+
+    def of(c: int) -> Callable[[np.ndarray], np.ndarray]:
+        def function(totals: np.ndarray) -> np.ndarray:
+            return safe_ratio(totals[..., c], totals[..., k + c])
+
+        return function
+
+    return [ItemTotals(features, of(c)) for c in range(k)]
+
+
+def bias_index(confusion: np.ndarray) -> float:
+    """BI from the pairwise confusion tables (P, K, K) (rows: rater a, columns: rater b); NaN
+    without a shared item. For two raters and two categories it is |b - c| / n (Byrt's BI)."""
+    shared = float(confusion.sum())
+    if shared == 0:
+        return float("nan")
+    difference = np.abs(confusion.sum(axis=2) - confusion.sum(axis=1)).sum()
+    return float(0.5 * difference / shared)
+
+
+def rater_confusion(table: GroupTable) -> np.ndarray:
+    """T (R, K, K): T_p[c, k] summed over p's pairable items she labeled c of the share of the
+    other group raters who gave k (not normalised; row sums are her counts of c)."""
+    n_raters, k = table.rater_counts.shape
+    inverse = 1.0 / (table.m - 1.0)
+    code = table.label_rater * k + table.label_category
+    weight = inverse[table.label_item]
+    out = np.empty((n_raters * k, k))
+    for other in range(k):  # bounded by the number of categories
+        column = table.counts[:, other] * inverse
+        out[:, other] = np.bincount(code, weights=column[table.label_item], minlength=n_raters * k)
+    # her own label is not one of the others'
+    own = np.bincount(code, weights=weight, minlength=n_raters * k)
+    out[np.arange(n_raters * k), np.tile(np.arange(k), n_raters)] -= own
+    return out.reshape(n_raters, k, k)
+
+
+def row_normalised(confusion: np.ndarray) -> np.ndarray:
+    """Each row divided by its sum ("when she says c, the others say k"); NaN rows where she
+    never said c."""
+    totals = confusion.sum(axis=-1, keepdims=True)
+    return safe_ratio(confusion, totals)
+
+
+def bias_index_leave_one_out(
+    table: GroupTable, rater_a: np.ndarray, rater_b: np.ndarray, confusion: np.ndarray
+) -> np.ndarray:
+    """BI without each pairable item, shape (N,), NaN where no shared item is left (exact).
+
+    Deleting item u removes, for every pair of its raters with labels (c, d), one count from
+    the pair's confusion cell (c, d): n drops by C(m_u, 2) and, when c != d, the pair's
+    difference of marginals D_c = n_a(c) - n_b(c) moves by -1 at c and +1 at d. The change of
+    (1/2) sum_c |D_c| then depends only on (pair, c, d): a (P, K, K) table read for every
+    within-item label pair (in chunks), summed per item.
+    """
+    n_raters, k = table.rater_counts.shape
+    difference = confusion.sum(axis=2) - confusion.sum(axis=1)  # D (P, K)
+    down = np.abs(difference - 1.0) - np.abs(difference)  # D_c - 1 at her category c
+    up = np.abs(difference + 1.0) - np.abs(difference)  # D_d + 1 at the other's d
+    change = 0.5 * (down[:, :, None] + up[:, None, :])
+    change[:, np.arange(k), np.arange(k)] = 0.0
+    pair_of = np.full(n_raters * n_raters, -1, dtype=np.int64)
+    pair_of[rater_a * n_raters + rater_b] = np.arange(rater_a.shape[0])
+    flat = change.ravel()
+    numerator = np.zeros(table.n_pairable)
+    for i, j in within_item_pairs(table.label_item, table.starts, table.m):
+        # labels are sorted by rater within an item: rater[i] < rater[j], the pair (a, b)
+        pair = pair_of[table.label_rater[i] * n_raters + table.label_rater[j]]
+        cell = (pair * k + table.label_category[i]) * k + table.label_category[j]
+        numerator += np.bincount(
+            table.label_item[i], weights=flat[cell], minlength=numerator.shape[0]
+        )
+    total = 0.5 * np.abs(difference).sum()
+    shared = float(confusion.sum())
+    left = shared - table.m * (table.m - 1) / 2.0
+    return safe_ratio(total + numerator, left)
