@@ -58,6 +58,9 @@ class Estimator:
     replicate: Callable[[np.ndarray], np.ndarray] | None
     no_interval: str | None = None  # why no interval can be given, when none can
     jackknife_only: bool = False  # its interval is the jackknife whatever the method
+    # its own interval in place of the normal one from ``leave_one_out`` (rho: the jackknife
+    # carried through the clip of Y by simulation), given the level
+    jackknife_interval: Callable[[float], intervals.Interval] | None = None
 
 
 def from_totals(
@@ -93,6 +96,8 @@ def project_intervals(
     defined = {name: e for name, e in defined.items() if not e.no_interval}
 
     def jackknife(name: str, e: Estimator) -> intervals.Interval:
+        if e.jackknife_interval is not None:
+            return e.jackknife_interval(level)
         low, high = value_range(name, k)
         return intervals.jackknife(e.value, e.leave_one_out(), level, floor=low, ceiling=high)
 

@@ -18,6 +18,7 @@ from auditor.domain import (
 )
 from auditor.stats import (
     alpha,
+    canonical,
     chance,
     coefficients,
     cohen,
@@ -37,8 +38,11 @@ from auditor.stats.results import (
     CATEGORY_MEASURES,
     ORDINAL_MEASURES,
     PROJECT_MEASURES,
+    CohenPair,
     Measure,
     MeasureSet,
+    ModelResult,
+    RaterResult,
 )
 from auditor.stats.selfagreement import RaterFit, SelfAgreement, fit, self_agreement
 from auditor.stats.tables import Cells, GroupTable, collapse, group_table
@@ -197,6 +201,9 @@ def _rho_resampling(
         est,
         leave_one_out=lambda: reestimate.leave_one_out(repeats, per_item, used, evaluate),
         replicate=lambda w: reestimate.replicates(repeats, per_item, used, evaluate, w, rng),
+        jackknife_interval=lambda level: reestimate.simulated_interval(
+            repeats, per_item, used, evaluate, level
+        ),
     )
 
 
@@ -274,6 +281,10 @@ def compute_measures(
         rater's grade bias and the pairs' weighted kappa; the declared order of the
         categories is the scale's order.
     """
+    rater_input: np.ndarray | None = None
+    if settings.interval_method == IntervalMethod.BOOTSTRAP:
+        # the seed reproduces the intervals whatever the order of the rows (canonical.py)
+        labels, rater_input = canonical.canonical(labels, settings.collapse)
     cells = collapse(labels, settings.collapse)
     table = group_table(cells, labels.rater_is_model)
     n_raters = labels.n_raters
@@ -355,6 +366,15 @@ def compute_measures(
         labels, table, model, rater_fit, s_vs_group, names, settings, rng
     )
     rater_results = raters.with_confusion(rater_results, labels, table, settings, rng, scale)
+    model_results = reporting.model_results(
+        labels, cells, table, chance_by_category, names, settings, rng
+    )
+    pair_results = reporting.pairwise(table, names, settings, rng, agreement_weights, pairs)
+    if rater_input is not None:
+        position = {name: int(rater_input[p]) for p, name in enumerate(names)}
+        rater_results, model_results, pair_results = _input_order(
+            position, rater_results, model_results, pair_results
+        )
     return MeasureSet(
         n_labels=labels.n_labels,
         n_items=labels.n_items,
@@ -363,10 +383,8 @@ def compute_measures(
         categories=tuple(labels.category_names),
         measures=measures,
         raters=rater_results,
-        models=reporting.model_results(
-            labels, cells, table, chance_by_category, names, settings, rng
-        ),
-        pairwise_cohen=reporting.pairwise(table, names, settings, rng, agreement_weights, pairs),
+        models=model_results,
+        pairwise_cohen=pair_results,
         interval_method=settings.interval_method,
         interval_level=settings.interval_level,
         seed=used_seed,
@@ -391,3 +409,23 @@ def _measure(
     if est.jackknife_only and settings.interval_method == IntervalMethod.BOOTSTRAP:
         settings = dataclasses.replace(settings, interval_method=IntervalMethod.JACKKNIFE)
     return reporting.make_measure(est.value, est.n, reason, est.scale, interval, settings)
+
+
+def _input_order(
+    position: dict[str, int],
+    rater_results: tuple[RaterResult, ...],
+    model_results: tuple[ModelResult, ...],
+    pair_results: tuple[CohenPair, ...],
+) -> tuple[tuple[RaterResult, ...], tuple[ModelResult, ...], tuple[CohenPair, ...]]:
+    """Results computed in the canonical numbering, listed in the input's rater order (the
+    order every other method lists them in; pair subjects "a|b" keep their order)."""
+    pairs = []
+    for pair in pair_results:  # bounded by the rater pairs
+        if position[pair.rater_a] > position[pair.rater_b]:
+            pair = dataclasses.replace(pair, rater_a=pair.rater_b, rater_b=pair.rater_a)
+        pairs.append(pair)
+    return (
+        tuple(sorted(rater_results, key=lambda r: position[r.rater])),
+        tuple(sorted(model_results, key=lambda m: position[m.rater])),
+        tuple(sorted(pairs, key=lambda p: (position[p.rater_a], position[p.rater_b]))),
+    )
