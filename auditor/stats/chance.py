@@ -23,13 +23,11 @@ pairable items and hold those fixed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from auditor.domain import Scale, Weights
 from auditor.stats.tables import GroupTable
-from auditor.stats.totals import ItemTotals, safe_ratio
+from auditor.stats.totals import ItemTotals, TotalsFunction, safe_ratio, sharing
 
 
 def weight_matrix(
@@ -57,27 +55,18 @@ def _corrected(ao: np.ndarray, ae: np.ndarray | float) -> np.ndarray:
     return safe_ratio(ao - ae, 1.0 - np.asarray(ae))
 
 
-def brennan_prediger(observed: np.ndarray, w: np.ndarray) -> ItemTotals:
-    """bp (bp^w with weights): chance Ae = sum(w) / K^2, 1/K unweighted. ``observed`` is Ao_u
-    (or Ao^w_u), shape (N,); per-item statistics [1, Ao_u]."""
+def _bp_function(w: np.ndarray) -> TotalsFunction:
     k = w.shape[0]
     chance = float(w.sum()) / (k * k)
-    features = np.column_stack([np.ones(observed.shape[0]), observed])
 
     def function(totals: np.ndarray) -> np.ndarray:
         return _corrected(safe_ratio(totals[..., 1], totals[..., 0]), chance)
 
-    return ItemTotals(features, function)
+    return function
 
 
-def gwet(table: GroupTable, observed: np.ndarray, w: np.ndarray) -> ItemTotals:
-    """Gwet's AC1 (identity weights) or AC2; per-item statistics [1, Ao_u, c_u / m_u (K)]."""
+def _gwet_function(table: GroupTable, w: np.ndarray) -> TotalsFunction:
     k = w.shape[0]
-    n = table.n_pairable
-    features = np.empty((n, 2 + k))
-    features[:, 0] = 1.0
-    features[:, 1] = observed
-    np.divide(table.counts, table.m[:, None], out=features[:, 2:])
     single = table.single_counts.astype(float)
     n_single = float(single.sum())
     factor = float(w.sum()) / (k * (k - 1))
@@ -88,17 +77,53 @@ def gwet(table: GroupTable, observed: np.ndarray, w: np.ndarray) -> ItemTotals:
         chance = factor * np.einsum("...k,...k->...", pi, 1.0 - pi)
         return _corrected(safe_ratio(totals[..., 1], items), chance)
 
-    return ItemTotals(features, function)
+    return function
 
 
-def fleiss_weighted(table: GroupTable, observed: np.ndarray, w: np.ndarray) -> ItemTotals:
-    """Fleiss' kappa with weights: Ae = P' w P; per-item statistics [1, Ao^w_u, m_u, c_u (K)]."""
-    k = w.shape[0]
-    features = np.empty((observed.shape[0], 3 + k))
+def gwet_features(table: GroupTable, observed: np.ndarray) -> np.ndarray:
+    """[1, Ao_u, c_u / m_u (K)] per pairable item, shape (N, 2 + K): what AC and bp read."""
+    k = table.counts.shape[1]
+    features = np.empty((table.n_pairable, 2 + k))
     features[:, 0] = 1.0
     features[:, 1] = observed
-    features[:, 2] = table.m
-    features[:, 3:] = table.counts
+    np.divide(table.counts, table.m[:, None], out=features[:, 2:])
+    return features
+
+
+def gwet_and_bp(
+    table: GroupTable, observed: np.ndarray, w: np.ndarray, keep: bool = True
+) -> tuple[ItemTotals, ItemTotals]:
+    """Gwet's AC1 (identity weights) or AC2, and bp (bp^w), over the same per-item statistics
+    [1, Ao_u, c_u / m_u (K)] (``observed`` is Ao_u or Ao^w_u, shape (N,)); without ``keep``
+    (no intervals) from their column sums only."""
+    functions = (_gwet_function(table, w), _bp_function(w))
+    if keep:
+        ac, bp = sharing(gwet_features(table, observed), *functions)
+    else:
+        inverse = 1.0 / table.m
+        total = np.concatenate([[table.n_pairable, observed.sum()], table.counts.T @ inverse])
+        ac, bp = sharing(table.n_pairable, *functions, total=total)
+    return ac, bp
+
+
+def brennan_prediger(observed: np.ndarray, w: np.ndarray) -> ItemTotals:
+    """bp (bp^w with weights): chance Ae = sum(w) / K^2, 1/K unweighted; per-item statistics
+    [1, Ao_u]."""
+    features = np.column_stack([np.ones(observed.shape[0]), observed])
+    return ItemTotals(features, _bp_function(w))
+
+
+def gwet(table: GroupTable, observed: np.ndarray, w: np.ndarray) -> ItemTotals:
+    """Gwet's AC1 (identity weights) or AC2; per-item statistics [1, Ao_u, c_u / m_u (K)]."""
+    return ItemTotals(gwet_features(table, observed), _gwet_function(table, w))
+
+
+def fleiss_weighted(
+    table: GroupTable, observed: np.ndarray, w: np.ndarray, keep: bool = True
+) -> ItemTotals:
+    """Fleiss' kappa with weights: Ae = P' w P; per-item statistics [1, Ao^w_u, m_u, c_u (K)]
+    (without ``keep``, their column sums only)."""
+    k = w.shape[0]
 
     def function(totals: np.ndarray) -> np.ndarray:
         m = np.maximum(totals[..., 2], 1e-300)
@@ -106,12 +131,13 @@ def fleiss_weighted(table: GroupTable, observed: np.ndarray, w: np.ndarray) -> I
         chance = np.einsum("...k,kl,...l->...", shares, w, shares)
         return _corrected(safe_ratio(totals[..., 1], totals[..., 0]), chance)
 
+    if not keep:
+        counts = table.rater_counts.sum(axis=0).astype(float)
+        total = np.concatenate([[table.n_pairable, observed.sum(), counts.sum()], counts])
+        return sharing(table.n_pairable, function, total=total)[0]
+    features = np.empty((observed.shape[0], 3 + k))
+    features[:, 0] = 1.0
+    features[:, 1] = observed
+    features[:, 2] = table.m
+    features[:, 3:] = table.counts
     return ItemTotals(features, function)
-
-
-def kappa_of(ao: float, ae: float) -> float:
-    """(Ao - Ae) / (1 - Ae) of two numbers, NaN when Ae = 1."""
-    return float(_corrected(np.asarray(ao), np.asarray(ae)))
-
-
-TotalsFunction = Callable[[np.ndarray], np.ndarray]

@@ -39,17 +39,16 @@ def nominal_estimators(
     lk = BandScale.LANDIS_KOCH
     k = table.counts.shape[1]
     identity = np.eye(k)
+    ac1, bp = chance.gwet_and_bp(table, observed, identity, keep)
     out = {
-        "ac1": from_totals(chance.gwet(table, observed, identity), SINGLE_CATEGORY, lk, keep),
-        "bp": from_totals(chance.brennan_prediger(observed, identity), NO_PAIRABLE, lk, keep),
+        "ac1": from_totals(ac1, SINGLE_CATEGORY, lk, keep),
+        "bp": from_totals(bp, NO_PAIRABLE, lk, keep),
     }
-    features = reading.share_features(table)
-    out["prevalence_index"] = from_totals(
-        reading.prevalence_index(features, k), NO_PAIRABLE, None, keep
-    )
-    for c, totals in enumerate(reading.category_shares(table, features)):
+    shares, prevalence = reading.shares_and_prevalence(table, keep)
+    out["prevalence_index"] = from_totals(prevalence, NO_PAIRABLE, None, keep)
+    for c, totals in enumerate(shares):
         out[category_key("category_share", c)] = from_totals(totals, NO_PAIRABLE, None, keep)
-    for c, totals in enumerate(reading.specific_agreement(table)):
+    for c, totals in enumerate(reading.specific_agreement(table, keep)):
         out[category_key("specific_agreement", c)] = from_totals(
             totals, reading.NOT_USED, None, keep
         )
@@ -86,17 +85,15 @@ def ordinal_estimators(
     observed = chance.observed_weighted_per_item(table.counts, table.m, w)
     out = {
         "fleiss_kappa_w": from_totals(
-            chance.fleiss_weighted(table, observed, w), SINGLE_CATEGORY, lk, keep
-        ),
-        "ac2": from_totals(chance.gwet(table, observed, w), SINGLE_CATEGORY, lk, keep),
-        "bp_w": from_totals(chance.brennan_prediger(observed, w), NO_PAIRABLE, lk, keep),
-        "alpha_ordinal": from_totals(
-            ordinal.alpha_metric(table, ordinal.ORDINAL), SINGLE_CATEGORY, kr, keep
-        ),
-        "alpha_interval": from_totals(
-            ordinal.alpha_metric(table, ordinal.INTERVAL), SINGLE_CATEGORY, kr, keep
+            chance.fleiss_weighted(table, observed, w, keep), SINGLE_CATEGORY, lk, keep
         ),
     }
+    ac2, bp_w = chance.gwet_and_bp(table, observed, w, keep)
+    out["ac2"] = from_totals(ac2, SINGLE_CATEGORY, lk, keep)
+    out["bp_w"] = from_totals(bp_w, NO_PAIRABLE, lk, keep)
+    by_rank, by_grade = ordinal.alphas(table, keep)
+    out["alpha_ordinal"] = from_totals(by_rank, SINGLE_CATEGORY, kr, keep)
+    out["alpha_interval"] = from_totals(by_grade, SINGLE_CATEGORY, kr, keep)
     expected = ordinal.chance_weighted_per_item(table, summed, bias, w)
     ao = float(observed.mean()) if table.n_pairable else float("nan")
     ae = float(expected.mean()) if table.n_pairable else float("nan")

@@ -7,6 +7,7 @@ gives the K x K confusion table of every rater pair.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,9 @@ class PairwiseCohen:
     n_items: np.ndarray
     kappa: np.ndarray
     confusion: np.ndarray
+    # sum over the labels of (rater, category) of per-item ``carry`` rows, (R K, F), when the
+    # Gram path could sum it in the same pass over the one-hot blocks (else None)
+    carried: np.ndarray | None = None
 
 
 def _tally_by_rater_pairs(table: GroupTable) -> np.ndarray:
@@ -56,14 +60,18 @@ def _tally_by_rater_pairs(table: GroupTable) -> np.ndarray:
     return tally.ravel()
 
 
-def _tally_by_gram(table: GroupTable) -> np.ndarray:
+def _tally_by_gram(
+    table: GroupTable, carry: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
     """The same counts as ``_tally_by_rater_pairs`` from G = Z'Z, Z (items, R K) one-hot:
-    G[(a, c), (b, d)] counts the items where a gave c and b gave d (exact in float64)."""
+    G[(a, c), (b, d)] counts the items where a gave c and b gave d (exact in float64); and
+    Z' carry (R K, F) for per-item rows ``carry`` (N, F), in the same pass."""
     n_raters, k = table.rater_counts.shape
     columns = n_raters * k
     n = table.n_pairable
     step = max(1, GRAM_BLOCK_CELLS // max(1, columns))  # no column: a scope with no rater
     gram = np.zeros((columns, columns))
+    carried = None if carry is None else np.zeros((columns, carry.shape[1]))
     code = table.label_rater * k + table.label_category
     for low in range(0, n, step):  # blocks bound memory; not a loop per item
         high = min(n, low + step)
@@ -73,11 +81,13 @@ def _tally_by_gram(table: GroupTable) -> np.ndarray:
         onehot[(table.label_item[first:last] - low) * columns + code[first:last]] = 1.0
         onehot = onehot.reshape(high - low, columns)
         gram += onehot.T @ onehot
+        if carried is not None and carry is not None:
+            carried += onehot.T @ carry[low:high]
     by_pair = gram.reshape(n_raters, k, n_raters, k).transpose(0, 2, 1, 3)
     tally = np.zeros((n_raters, n_raters, k * k), dtype=np.int64)
     later = np.triu(np.ones((n_raters, n_raters), dtype=bool), 1)  # pairs a < b
     tally[later] = np.rint(by_pair[later]).astype(np.int64).reshape(-1, k * k)
-    return tally.ravel()
+    return tally.ravel(), carried
 
 
 def _tally_by_label_pairs(table: GroupTable) -> tuple[np.ndarray, np.ndarray]:
@@ -103,10 +113,14 @@ def _tally_by_label_pairs(table: GroupTable) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(joined, return_counts=True)
 
 
-def pairwise_cohen(table: GroupTable, by_rater_pairs: bool | None = None) -> PairwiseCohen:
+def pairwise_cohen(
+    table: GroupTable, by_rater_pairs: bool | None = None, carry: np.ndarray | None = None
+) -> PairwiseCohen:
     """Confusion tables of all rater pairs that share at least one item, and their kappas.
 
     ``by_rater_pairs`` picks the counting method (None: the cheaper one for this table).
+    ``carry`` (N, F): per-item rows summed per (rater, category) of the labels when the Gram
+    path runs (``PairwiseCohen.carried``; the raters' confusion against the others reads it).
     """
     n_raters, k = table.rater_counts.shape
     if by_rater_pairs is None:
@@ -119,7 +133,8 @@ def pairwise_cohen(table: GroupTable, by_rater_pairs: bool | None = None) -> Pai
         )
     if by_rater_pairs:
         if n_raters * k <= GRAM_MAX_COLUMNS:
-            return _kappas(_tally_by_gram(table), n_raters, k)
+            tally, carried = _tally_by_gram(table, carry)
+            return dataclasses.replace(_kappas(tally, n_raters, k), carried=carried)
         return _kappas(_tally_by_rater_pairs(table), n_raters, k)
     cells, counts = _tally_by_label_pairs(table)
     return _from_cells(cells, counts, n_raters, k)

@@ -27,6 +27,7 @@ from auditor.stats import (
     kappa,
     kappa_s,
     raters,
+    reading,
     reestimate,
     reporting,
     rho,
@@ -310,7 +311,7 @@ def compute_measures(
         if scale == Scale.ORDINAL
         else None
     )
-    pairs = cohen.pairwise_cohen(table)
+    pairs = cohen.pairwise_cohen(table, carry=reading.confusion_carry(table))
     used_seed = None
     rng = None
     if settings.interval_method == IntervalMethod.BOOTSTRAP:
@@ -365,7 +366,9 @@ def compute_measures(
     rater_results = raters.rater_results(
         labels, table, model, rater_fit, s_vs_group, names, settings, rng
     )
-    rater_results = raters.with_confusion(rater_results, labels, table, settings, rng, scale)
+    rater_results = raters.with_confusion(
+        rater_results, labels, table, settings, rng, scale, pairs.carried
+    )
     model_results = reporting.model_results(
         labels, cells, table, chance_by_category, names, settings, rng
     )

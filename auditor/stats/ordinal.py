@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from auditor.stats.tables import GroupTable
-from auditor.stats.totals import ItemTotals, safe_ratio
+from auditor.stats.totals import ItemTotals, TotalsFunction, safe_ratio, sharing
 
 ORDINAL = "ordinal"
 INTERVAL = "interval"
@@ -33,13 +33,12 @@ def pair_index(k: int) -> tuple[np.ndarray, np.ndarray]:
     return first.astype(np.int64), second.astype(np.int64)
 
 
-def alpha_metric(table: GroupTable, metric: str) -> ItemTotals:
-    """Krippendorff's alpha, ``metric`` "ordinal" or "interval", over pairable items."""
+def alpha_features(table: GroupTable) -> np.ndarray:
+    """[m_u, c_u (K), c_uc c_uk / (m_u - 1) for c < k] per pairable item."""
     k = table.counts.shape[1]
     first, second = pair_index(k)
     counts = table.counts.astype(float)
-    n = table.n_pairable
-    features = np.empty((n, 1 + k + first.shape[0]))
+    features = np.empty((table.n_pairable, 1 + k + first.shape[0]))
     features[:, 0] = table.m
     features[:, 1 : 1 + k] = counts
     inverse = 1.0 / (table.m - 1.0)
@@ -47,6 +46,11 @@ def alpha_metric(table: GroupTable, metric: str) -> ItemTotals:
         # bounded by the K (K - 1) / 2 pairs of categories
         np.multiply(counts[:, c], counts[:, d], out=features[:, 1 + k + column])
         features[:, 1 + k + column] *= inverse
+    return features
+
+
+def _alpha_function(k: int, metric: str) -> TotalsFunction:
+    first, second = pair_index(k)
     fixed = (first - second).astype(float) ** 2
 
     def function(totals: np.ndarray) -> np.ndarray:
@@ -67,7 +71,28 @@ def alpha_metric(table: GroupTable, metric: str) -> ItemTotals:
         expected = np.einsum("...p,...p->...", shares[..., first] * shares[..., second], delta)
         return 1.0 - safe_ratio((values - 1.0) * observed, expected)
 
-    return ItemTotals(features, function)
+    return function
+
+
+def alpha_metric(table: GroupTable, metric: str) -> ItemTotals:
+    """Krippendorff's alpha, ``metric`` "ordinal" or "interval", over pairable items."""
+    return ItemTotals(alpha_features(table), _alpha_function(table.counts.shape[1], metric))
+
+
+def alphas(table: GroupTable, keep: bool = True) -> tuple[ItemTotals, ItemTotals]:
+    """Ordinal and interval alpha over the same per-item statistics (one column sum; without
+    ``keep``, the coincidences summed as one product counts' diag(1 / (m_u - 1)) counts)."""
+    k = table.counts.shape[1]
+    functions = (_alpha_function(k, ORDINAL), _alpha_function(k, INTERVAL))
+    if keep:
+        ordinal, interval = sharing(alpha_features(table), *functions)
+        return ordinal, interval
+    counts = table.counts.astype(float)
+    gram = (counts / (table.m - 1.0)[:, None]).T @ counts
+    first, second = pair_index(k)
+    total = np.concatenate([[float(table.m.sum())], counts.sum(axis=0), gram[first, second]])
+    ordinal, interval = sharing(table.n_pairable, *functions, total=total)
+    return ordinal, interval
 
 
 def chance_weighted_per_item(
@@ -94,13 +119,3 @@ def grade_differences(table: GroupTable) -> np.ndarray:
     others = (index_sum[table.label_item] - own) / (table.m[table.label_item] - 1.0)
     result: np.ndarray = own - others
     return result
-
-
-def mean_by_rater(
-    values: np.ndarray, rater: np.ndarray, n_raters: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """(mean (R,), count (R,)) of per-label ``values`` by rater; NaN where a rater has none."""
-    count = np.bincount(rater, minlength=n_raters)
-    total = np.bincount(rater, weights=values, minlength=n_raters)
-    mean = safe_ratio(total, count.astype(float))
-    return mean, count

@@ -240,20 +240,23 @@ def with_confusion(
     settings: ProjectSettings,
     rng: np.random.Generator | None,
     scale: Scale,
+    carried: np.ndarray | None = None,
 ) -> tuple[RaterResult, ...]:
     """Each rater's confusion against the others (row-normalised, docs/measures.md, "Reading a
-    coefficient") and on an ordinal scale her grade bias, with an interval over her items."""
+    coefficient") and on an ordinal scale her grade bias, with an interval over her items
+    (``carried``: the confusion's sums from the pairwise Cohen pass, when it made them)."""
     n_raters, k = table.rater_counts.shape
-    confusion = reading.rater_confusion(table)
+    confusion = reading.rater_confusion(table, carried)
     shares = reading.row_normalised(confusion)
     counts = table.rater_counts
     bias_values: np.ndarray | None = None
     bias_n = np.zeros(n_raters, dtype=np.int64)
     low = high = np.full(n_raters, np.nan)
     if scale == Scale.ORDINAL:
-        differences = ordinal.grade_differences(table)
-        bias_values, bias_n = ordinal.mean_by_rater(differences, table.label_rater, n_raters)
+        bias_values = reading.grade_bias_from(confusion, counts)
+        bias_n = counts.sum(axis=1)
         if settings.interval_method != IntervalMethod.NONE:
+            differences = ordinal.grade_differences(table)
             low, high = intervals.grouped_means(
                 differences,
                 table.label_rater,

@@ -27,7 +27,7 @@ from collections.abc import Callable
 import numpy as np
 
 from auditor.stats.tables import GroupTable, within_item_pairs
-from auditor.stats.totals import ItemTotals, safe_ratio
+from auditor.stats.totals import ItemTotals, TotalsFunction, safe_ratio, sharing
 
 NOT_USED = "category not used on a pairable item"
 
@@ -44,13 +44,23 @@ def share_features(table: GroupTable) -> np.ndarray:
     return np.column_stack([table.m, table.counts]).astype(float)
 
 
-def category_shares(table: GroupTable, features: np.ndarray) -> list[ItemTotals]:
-    """P_c of each category, as ``ItemTotals`` sharing ``features`` (``share_features``)."""
+def shares_and_prevalence(
+    table: GroupTable, keep: bool = True
+) -> tuple[list[ItemTotals], ItemTotals]:
+    """P_c of each category and the prevalence index, over the same statistics
+    [m_u, c_u (K)] (one column sum for all; without ``keep`` the raters' counts give it)."""
     k = table.counts.shape[1]
-    return [ItemTotals(features, _share_of(c)) for c in range(k)]
+    functions = (*(_share_of(c) for c in range(k)), _prevalence_function(k))
+    if keep:
+        found = sharing(share_features(table), *functions)
+    else:
+        counts = table.rater_counts.sum(axis=0).astype(float)
+        total = np.concatenate([[counts.sum()], counts])
+        found = sharing(table.n_pairable, *functions, total=total)
+    return found[:k], found[k]
 
 
-def prevalence_index(features: np.ndarray, k: int) -> ItemTotals:
+def _prevalence_function(k: int) -> TotalsFunction:
     """PI = sqrt(K/(K-1) sum_c (P_c - 1/K)^2), from [m_u, c_u (K)]; |P_1 - P_0| for K = 2."""
 
     def function(totals: np.ndarray) -> np.ndarray:
@@ -59,16 +69,14 @@ def prevalence_index(features: np.ndarray, k: int) -> ItemTotals:
         result: np.ndarray = np.sqrt(k / (k - 1) * np.einsum("...k,...k->...", centred, centred))
         return result
 
-    return ItemTotals(features, function)
+    return function
 
 
-def specific_agreement(table: GroupTable) -> list[ItemTotals]:
-    """ps_c per category; per-item statistics [c_uc (c_uc - 1) (K), c_uc (m_u - 1) (K)]."""
+def specific_agreement(table: GroupTable, keep: bool = True) -> list[ItemTotals]:
+    """ps_c per category; per-item statistics [c_uc (c_uc - 1) (K), c_uc (m_u - 1) (K)]
+    (without ``keep``, their column sums only)."""
     k = table.counts.shape[1]
     counts = table.counts.astype(float)
-    features = np.empty((table.n_pairable, 2 * k))
-    np.multiply(counts, counts - 1.0, out=features[:, :k])
-    np.multiply(counts, (table.m - 1.0)[:, None], out=features[:, k:])
 
     def of(c: int) -> Callable[[np.ndarray], np.ndarray]:
         def function(totals: np.ndarray) -> np.ndarray:
@@ -76,7 +84,15 @@ def specific_agreement(table: GroupTable) -> list[ItemTotals]:
 
         return function
 
-    return [ItemTotals(features, of(c)) for c in range(k)]
+    functions = [of(c) for c in range(k)]
+    if not keep:
+        agreeing = np.einsum("uk,uk->k", counts, counts) - counts.sum(axis=0)
+        total = np.concatenate([agreeing, (table.m - 1.0) @ counts])
+        return sharing(table.n_pairable, *functions, total=total)
+    features = np.empty((table.n_pairable, 2 * k))
+    np.multiply(counts, counts - 1.0, out=features[:, :k])
+    np.multiply(counts, (table.m - 1.0)[:, None], out=features[:, k:])
+    return sharing(features, *functions)
 
 
 def bias_index(confusion: np.ndarray) -> float:
@@ -89,21 +105,44 @@ def bias_index(confusion: np.ndarray) -> float:
     return float(0.5 * difference / shared)
 
 
-def rater_confusion(table: GroupTable) -> np.ndarray:
-    """T (R, K, K): T_p[c, k] summed over p's pairable items she labeled c of the share of the
-    other group raters who gave k (not normalised; row sums are her counts of c)."""
-    n_raters, k = table.rater_counts.shape
+def confusion_carry(table: GroupTable) -> np.ndarray:
+    """Per pairable item [c_u / (m_u - 1) (K), 1 / (m_u - 1)], shape (N, K + 1): summed over a
+    rater's labels of category c, the first K columns minus the last at c are T_p[c, :]."""
     inverse = 1.0 / (table.m - 1.0)
-    code = table.label_rater * k + table.label_category
-    weight = inverse[table.label_item]
-    out = np.empty((n_raters * k, k))
-    for other in range(k):  # bounded by the number of categories
-        column = table.counts[:, other] * inverse
-        out[:, other] = np.bincount(code, weights=column[table.label_item], minlength=n_raters * k)
+    return np.column_stack([table.counts * inverse[:, None], inverse])
+
+
+def rater_confusion(table: GroupTable, carried: np.ndarray | None = None) -> np.ndarray:
+    """T (R, K, K): T_p[c, k] summed over p's pairable items she labeled c of the share of the
+    other group raters who gave k (not normalised; row sums are her counts of c).
+
+    carried : the sums of ``confusion_carry`` per (rater, category), (R K, K + 1), when the
+    pairwise Cohen pass has them (``PairwiseCohen.carried``); else one bincount per column.
+    """
+    n_raters, k = table.rater_counts.shape
+    if carried is None:
+        carry = confusion_carry(table)
+        code = table.label_rater * k + table.label_category
+        carried = np.empty((n_raters * k, k + 1))
+        for column in range(k + 1):  # bounded by the number of categories
+            carried[:, column] = np.bincount(
+                code, weights=carry[table.label_item, column], minlength=n_raters * k
+            )
+    out = carried[:, :k].copy()
     # her own label is not one of the others'
-    own = np.bincount(code, weights=weight, minlength=n_raters * k)
-    out[np.arange(n_raters * k), np.tile(np.arange(k), n_raters)] -= own
+    out[np.arange(n_raters * k), np.tile(np.arange(k), n_raters)] -= carried[:, k]
     return out.reshape(n_raters, k, k)
+
+
+def grade_bias_from(confusion: np.ndarray, rater_counts: np.ndarray) -> np.ndarray:
+    """Each rater's mean of (her grade - the others' mean grade) over her pairable items, (R,),
+    from T (``rater_confusion``) and her counts a_pc: (sum_c c a_pc - sum_c sum_k k T_p[c, k])
+    / n_p; NaN for a rater without a pairable item."""
+    k = confusion.shape[1]
+    grade = np.arange(k, dtype=float)
+    own = rater_counts @ grade
+    others = np.einsum("pck,k->p", confusion, grade)
+    return safe_ratio(own - others, rater_counts.sum(axis=1).astype(float))
 
 
 def row_normalised(confusion: np.ndarray) -> np.ndarray:

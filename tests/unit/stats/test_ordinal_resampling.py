@@ -120,3 +120,24 @@ def test_ac1_jackknife_holds_the_single_label_items() -> None:
         ao = kappa.observed_per_item(refit.counts, refit.m)
         expected = chance.gwet(refit, ao, identity).estimate()
         assert closed[u] == pytest.approx(expected, abs=1e-12), u
+
+
+@pytest.mark.parametrize("seed", [0, 3, 8])
+def test_estimates_without_intervals_equal_those_with(seed: int) -> None:
+    # without intervals the new measures are summed without per-item arrays (BLAS products of
+    # the counts): the same numbers
+    from auditor.domain import IntervalMethod, ProjectSettings
+    from auditor.stats import compute_measures
+
+    mat, k = random_panel(seed, missing=0.3)
+    labels = from_matrix(mat, [str(c) for c in range(k)])
+    plain = compute_measures(
+        labels, ProjectSettings(interval_method=IntervalMethod.NONE), scale=Scale.ORDINAL
+    )
+    full = compute_measures(labels, ProjectSettings(), scale=Scale.ORDINAL)
+    for name, m in plain.measures.items():
+        assert m.value == pytest.approx(full.measures[name].value, abs=1e-12, nan_ok=True), name
+    for name, per in plain.by_category.items():
+        for category, m in per.items():
+            other = full.by_category[name][category].value
+            assert m.value == pytest.approx(other, abs=1e-12), (name, category)
