@@ -137,6 +137,8 @@ class ProjectSettings:
     bootstrap_resamples: int = 1000
     windows_days: tuple[int, ...] = (7,)
     recompute_interval_seconds: int = 60
+    scale: Scale = Scale.NOMINAL
+    weights: Weights = Weights.QUADRATIC
 
     def __post_init__(self) -> None:
         if not 0.5 <= self.interval_level < 1.0:

@@ -267,8 +267,8 @@ def compute_measures(
     settings: ProjectSettings,
     *,
     seed: int | None = None,
-    scale: Scale = Scale.NOMINAL,
-    weights: Weights = Weights.QUADRATIC,
+    scale: Scale | None = None,
+    weights: Weights | None = None,
 ) -> MeasureSet:
     """Every measure of docs/measures.md ("Project measures") for ``labels``, with intervals
     chosen by ``settings``.
@@ -280,8 +280,10 @@ def compute_measures(
     seed : bootstrap seed; defaults to ``DEFAULT_SEED``; recorded in the result when used.
     scale, weights : ``ordinal`` adds the weighted coefficients (with ``weights``), each
         rater's grade bias and the pairs' weighted kappa; the declared order of the
-        categories is the scale's order.
+        categories is the scale's order. Default: the settings' ``scale`` and ``weights``.
     """
+    scale = settings.scale if scale is None else scale
+    weights = settings.weights if weights is None else weights
     rater_input: np.ndarray | None = None
     if settings.interval_method == IntervalMethod.BOOTSTRAP:
         # the seed reproduces the intervals whatever the order of the rows (canonical.py)

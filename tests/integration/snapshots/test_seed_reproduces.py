@@ -88,3 +88,24 @@ def test_stats_with_the_snapshot_seed_reproduces_its_intervals(uow, tmp_path: Pa
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, result.output
         assert _keyed(json.loads(result.stdout)) == _keyed(snapshot)
+
+
+def test_an_ordinal_project_snapshots_its_weighted_coefficients(uow) -> None:
+    # the project settings scale/weights reach the recompute and the snapshot's metadata
+    create_project(uow, "o", CATEGORIES, scale="ordinal", weights="linear", windows_days=())
+    ingest_labels(uow, "o", _rows(6))
+    recompute_project(uow, find_project_id(uow, "o"), now=T0 + timedelta(days=1))
+    view = snapshot_view(uow, "o")
+    assert view["snapshot"]["settings"]["scale"] == "ordinal"
+    assert view["snapshot"]["settings"]["weights"] == "linear"
+    assert (view["scale"], view["weights"]) == ("ordinal", "linear")
+    for name in ("kappa_s_w", "fleiss_kappa_w", "ac2", "bp_w", "alpha_ordinal", "alpha_interval"):
+        assert view["measures"][name]["value"] is not None, name
+        assert view["measures"][name]["ci_low"] is not None, name
+    assert all("grade_bias" in r for r in view["raters"].values())
+    assert all("cohen_w" in p for p in view["pairwise_cohen"])
+    from auditor.services.queries.history import metric_history
+
+    assert len(metric_history(uow, "o", "kappa_s_w", scopes=["cumulative"])) == 1
+    assert len(metric_history(uow, "o", "grade_bias", subject="rater:ann")) == 1
+    assert len(metric_history(uow, "o", "cohen_w", subject="pair:zoe|ann")) == 1
