@@ -104,7 +104,7 @@ METRICS: tuple[Metric, ...] = (
         chart=1,
         title="kappa_S (fixed group)",
         label="kappa_S",
-        headline=1,
+        headline=3,
     ),
     _agreement(
         "fleiss_kappa",
@@ -114,7 +114,7 @@ METRICS: tuple[Metric, ...] = (
         chart=3,
         title="Fleiss' kappa",
         label="Fleiss' kappa",
-        headline=3,
+        headline=7,
     ),
     _agreement(
         "krippendorff_alpha",
@@ -124,7 +124,7 @@ METRICS: tuple[Metric, ...] = (
         chart=4,
         title="Krippendorff's alpha",
         label="Krippendorff's alpha",
-        headline=4,
+        headline=8,
     ),
     _agreement(
         "rho",
@@ -134,14 +134,14 @@ METRICS: tuple[Metric, ...] = (
         chart=2,
         title="rho (reliability-weighted agreement)",
         label="rho (reliability-weighted agreement)",
-        headline=2,
+        headline=6,
     ),
     Metric(
         "mean_self_agreement",
         ("project",),
         "mean of the raters' self-agreement",
         label="mean self-agreement",
-        headline=5,
+        headline=9,
     ),
     Metric(
         "expected_agreement",
@@ -174,7 +174,7 @@ METRICS: tuple[Metric, ...] = (
         "Gwet's AC1: chance from the shares' spread, stable when one category dominates",
         LANDIS_KOCH,
         label="AC1",
-        headline=6,
+        headline=4,
     ),
     _agreement(
         "bp",
@@ -182,7 +182,7 @@ METRICS: tuple[Metric, ...] = (
         "Brennan-Prediger's kappa, chance 1/K (PABAK for two categories; = kappa_BM)",
         LANDIS_KOCH,
         label="PABAK (bp)",
-        headline=7,
+        headline=5,
     ),
     # Reading a coefficient (docs/measures.md, "Reading a coefficient").
     Metric(
@@ -219,7 +219,7 @@ METRICS: tuple[Metric, ...] = (
         "weighted kappa_S: near misses count partly (weights linear or quadratic)",
         LANDIS_KOCH,
         label="weighted kappa_S",
-        headline=0,
+        headline=1,
         ordinal=True,
     ),
     _agreement(
@@ -252,7 +252,7 @@ METRICS: tuple[Metric, ...] = (
         "Krippendorff's alpha, ordinal metric (ranks, not distances)",
         KRIPPENDORFF,
         label="ordinal alpha",
-        headline=0,
+        headline=2,
         ordinal=True,
     ),
     _agreement(
@@ -320,7 +320,6 @@ METRICS: tuple[Metric, ...] = (
         high=None,
         higher_is_better=None,
         label="grade bias",
-        table=False,
         ordinal=True,
     ),
     Metric(
