@@ -169,10 +169,65 @@ def bias_index_leave_one_out(
     up = np.abs(difference + 1.0) - np.abs(difference)  # D_d + 1 at the other's d
     change = 0.5 * (down[:, :, None] + up[:, None, :])
     change[:, np.arange(k), np.arange(k)] = 0.0
+    numerator = np.zeros(table.n_pairable)
+    if n_raters * k <= DENSE_COLUMNS:
+        _dense_pair_sums(table, rater_a, rater_b, change, numerator)
+    else:
+        _walked_pair_sums(table, rater_a, rater_b, change, numerator)
+    total = 0.5 * np.abs(difference).sum()
+    shared = float(confusion.sum())
+    left = shared - table.m * (table.m - 1) / 2.0
+    return safe_ratio(total + numerator, left)
+
+
+# With at most this many (rater, category) columns the per-item sum over label pairs is a
+# quadratic form of the items' one-hot labels, on blocks of DENSE_BLOCK_CELLS cells.
+DENSE_COLUMNS = 64
+DENSE_BLOCK_CELLS = 1 << 16
+
+
+def _dense_pair_sums(
+    table: GroupTable,
+    rater_a: np.ndarray,
+    rater_b: np.ndarray,
+    change: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """out[u] = sum over pairs a < b of u's raters of change[pair(a, b), c_a, c_b], as z' U z
+    with z the item's one-hot (rater, category) row and U (R K, R K) holding each pair's
+    (K, K) table in its (a, b) block: BLAS products per block of items, no pair arrays."""
+    n_raters, k = table.rater_counts.shape
+    columns = n_raters * k
+    upper = np.zeros((n_raters, k, n_raters, k))
+    for p in range(rater_a.shape[0]):  # bounded by the rater pairs (R K <= 64)
+        upper[rater_a[p], :, rater_b[p], :] = change[p]
+    upper = upper.reshape(columns, columns)
+    code = table.label_rater * k + table.label_category
+    n = table.n_pairable
+    step = max(1, DENSE_BLOCK_CELLS // columns)
+    for low in range(0, n, step):  # blocks bound memory; not a loop per item
+        high = min(n, low + step)
+        first = int(table.starts[low])
+        last = int(table.starts[high]) if high < n else code.shape[0]
+        onehot = np.zeros((high - low) * columns)
+        onehot[(table.label_item[first:last] - low) * columns + code[first:last]] = 1.0
+        onehot = onehot.reshape(high - low, columns)
+        out[low:high] = np.einsum("ij,ij->i", onehot @ upper, onehot)
+
+
+def _walked_pair_sums(
+    table: GroupTable,
+    rater_a: np.ndarray,
+    rater_b: np.ndarray,
+    change: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """The same sums walking the within-item label pairs in chunks (many raters)."""
+    n_raters, k = table.rater_counts.shape
     pair_of = np.full(n_raters * n_raters, -1, dtype=np.int64)
     pair_of[rater_a * n_raters + rater_b] = np.arange(rater_a.shape[0])
     flat = change.ravel()
-    numerator = np.zeros(table.n_pairable)
+    numerator = out
     for i, j in within_item_pairs(table.label_item, table.starts, table.m):
         # labels are sorted by rater within an item: rater[i] < rater[j], the pair (a, b)
         pair = pair_of[table.label_rater[i] * n_raters + table.label_rater[j]]
@@ -180,7 +235,3 @@ def bias_index_leave_one_out(
         numerator += np.bincount(
             table.label_item[i], weights=flat[cell], minlength=numerator.shape[0]
         )
-    total = 0.5 * np.abs(difference).sum()
-    shared = float(confusion.sum())
-    left = shared - table.m * (table.m - 1) / 2.0
-    return safe_ratio(total + numerator, left)

@@ -85,11 +85,16 @@ def test_weighted_kappa_s_bootstrap_with_unit_weights_is_the_estimate() -> None:
     assert boot.replicates(counts[None, :].astype(float))[0] == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.parametrize("columns", [64, 0])  # the one-hot blocks, then the pair walk
 @pytest.mark.parametrize("seed", [2, 7, 10])
-def test_bias_index_jackknife_equals_refits(seed: int) -> None:
+def test_bias_index_jackknife_equals_refits(
+    seed: int, columns: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mat, k = random_panel(seed, missing=0.3)
     table = _table(from_matrix(mat, [str(c) for c in range(k)]))
     pairs = cohen.pairwise_cohen(table)
+    monkeypatch.setattr(reading, "DENSE_COLUMNS", columns)
+    monkeypatch.setattr(reading, "DENSE_BLOCK_CELLS", 50)  # several blocks
     closed = reading.bias_index_leave_one_out(table, pairs.rater_a, pairs.rater_b, pairs.confusion)
     for u in range(table.n_pairable):
         refit = _without(mat, table.items, u, k)
