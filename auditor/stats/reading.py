@@ -198,10 +198,10 @@ def _dense_pair_sums(
     (K, K) table in its (a, b) block: BLAS products per block of items, no pair arrays."""
     n_raters, k = table.rater_counts.shape
     columns = n_raters * k
-    upper = np.zeros((n_raters, k, n_raters, k))
+    blocks = np.zeros((n_raters, k, n_raters, k))
     for p in range(rater_a.shape[0]):  # bounded by the rater pairs (R K <= 64)
-        upper[rater_a[p], :, rater_b[p], :] = change[p]
-    upper = upper.reshape(columns, columns)
+        blocks[rater_a[p], :, rater_b[p], :] = change[p]
+    upper = blocks.reshape(columns, columns)
     code = table.label_rater * k + table.label_category
     n = table.n_pairable
     step = max(1, DENSE_BLOCK_CELLS // columns)
