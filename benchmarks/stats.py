@@ -98,10 +98,10 @@ def project(n_labels: int, seed: int = 1) -> LabelArrays:
     )
 
 
-def child_memory(path: str) -> None:
-    """Run in a fresh process: load labels, then the whole measure set; print peak RSS."""
+def saved(path: str) -> LabelArrays:
+    """The labels a parent process saved with ``np.savez`` (for a fresh child process)."""
     data = np.load(path)
-    labels = LabelArrays(
+    return LabelArrays(
         item=data["item"],
         rater=data["rater"],
         category=data["category"],
@@ -109,6 +109,11 @@ def child_memory(path: str) -> None:
         rater_is_model=data["rater_is_model"],
         category_names=tuple(f"c{c}" for c in range(CATEGORIES)),
     )
+
+
+def child_memory(path: str) -> None:
+    """Run in a fresh process: load labels, then the whole measure set; print peak RSS."""
+    labels = saved(path)
     base = psutil.Process().memory_info().rss
     start = time.perf_counter()
     compute_measures(labels, ProjectSettings(interval_method=IntervalMethod.NONE))
@@ -414,15 +419,7 @@ def run(n_labels: int, repeat: int, resamples: int, intervals_too: bool) -> dict
 def child_time(path: str, scale: str, repeat: int) -> None:
     """Run in a fresh process on whichever ``auditor`` is first on sys.path: the best wall and
     CPU time of the whole set (no intervals) after one warm-up run."""
-    data = np.load(path)
-    labels = LabelArrays(
-        item=data["item"],
-        rater=data["rater"],
-        category=data["category"],
-        order=data["order"],
-        rater_is_model=data["rater_is_model"],
-        category_names=tuple(f"c{c}" for c in range(CATEGORIES)),
-    )
+    labels = saved(path)
     none = ProjectSettings(interval_method=IntervalMethod.NONE)
     extra = {} if scale == "old" else {"scale": scale}
     results = {

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.stats.intervals import MIN_ITEMS_FOR_ZERO_SPREAD, UPPER_BOUND, z_value
-from auditor.stats.tables import GroupTable, within_item_pairs
+from auditor.stats.tables import GroupTable, onehot_blocks, within_item_pairs
 from auditor.stats.totals import safe_ratio
 
 _MAX_DENSE_CODES = 1 << 25
@@ -68,18 +68,9 @@ def _tally_by_gram(
     Z' carry (R K, F) for per-item rows ``carry`` (N, F), in the same pass."""
     n_raters, k = table.rater_counts.shape
     columns = n_raters * k
-    n = table.n_pairable
-    step = max(1, GRAM_BLOCK_CELLS // max(1, columns))  # no column: a scope with no rater
     gram = np.zeros((columns, columns))
     carried = None if carry is None else np.zeros((columns, carry.shape[1]))
-    code = table.label_rater * k + table.label_category
-    for low in range(0, n, step):  # blocks bound memory; not a loop per item
-        high = min(n, low + step)
-        first = int(table.starts[low])
-        last = int(table.starts[high]) if high < n else code.shape[0]
-        onehot = np.zeros((high - low) * columns)
-        onehot[(table.label_item[first:last] - low) * columns + code[first:last]] = 1.0
-        onehot = onehot.reshape(high - low, columns)
+    for low, high, onehot in onehot_blocks(table, GRAM_BLOCK_CELLS):
         gram += onehot.T @ onehot
         if carried is not None and carry is not None:
             carried += onehot.T @ carry[low:high]

@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from auditor.stats.tables import GroupTable, within_item_pairs
+from auditor.stats.tables import GroupTable, onehot_blocks, within_item_pairs
 from auditor.stats.totals import ItemTotals, TotalsFunction, safe_ratio, sharing
 
 NOT_USED = "category not used on a pairable item"
@@ -202,16 +202,7 @@ def _dense_pair_sums(
     for p in range(rater_a.shape[0]):  # bounded by the rater pairs (R K <= 64)
         blocks[rater_a[p], :, rater_b[p], :] = change[p]
     upper = blocks.reshape(columns, columns)
-    code = table.label_rater * k + table.label_category
-    n = table.n_pairable
-    step = max(1, DENSE_BLOCK_CELLS // columns)
-    for low in range(0, n, step):  # blocks bound memory; not a loop per item
-        high = min(n, low + step)
-        first = int(table.starts[low])
-        last = int(table.starts[high]) if high < n else code.shape[0]
-        onehot = np.zeros((high - low) * columns)
-        onehot[(table.label_item[first:last] - low) * columns + code[first:last]] = 1.0
-        onehot = onehot.reshape(high - low, columns)
+    for low, high, onehot in onehot_blocks(table, DENSE_BLOCK_CELLS):
         out[low:high] = np.einsum("ij,ij->i", onehot @ upper, onehot)
 
 

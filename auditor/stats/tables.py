@@ -371,3 +371,22 @@ def within_item_pairs(
             offset = np.arange(n_pairs, dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
             yield first, first + offset + 1
         low = high
+
+
+def onehot_blocks(table: GroupTable, block_cells: int) -> Iterator[tuple[int, int, np.ndarray]]:
+    """(low, high, Z) over blocks of pairable items [low, high): Z (high - low, R K) holds 1 at
+    (item, rater * K + category) of each group label. Blocks of about ``block_cells`` cells stay
+    in cache; sums over items then become BLAS products per block (pairwise Cohen's Gram
+    matrix, the bias index's jackknife)."""
+    n_raters, k = table.rater_counts.shape
+    columns = n_raters * k
+    n = table.n_pairable
+    step = max(1, block_cells // max(1, columns))  # no column: a scope with no rater
+    code = table.label_rater * k + table.label_category
+    for low in range(0, n, step):  # blocks bound memory; not a loop per item
+        high = min(n, low + step)
+        first = int(table.starts[low])
+        last = int(table.starts[high]) if high < n else code.shape[0]
+        onehot = np.zeros((high - low) * columns)
+        onehot[(table.label_item[first:last] - low) * columns + code[first:last]] = 1.0
+        yield low, high, onehot.reshape(high - low, columns)

@@ -5,16 +5,12 @@ bias, and a rater's confusion as a heat map (issue 24 item 3)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from auditor.cli import app
-from auditor.config import get_settings
 from auditor.presentation.pages import Renderer
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import create_project
@@ -73,15 +69,6 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> str:
         )
     engine.dispose()
     return url
-
-
-@pytest.fixture
-def cli(seeded: str, monkeypatch: pytest.MonkeyPatch) -> Iterator:
-    monkeypatch.setenv("AUDITOR_DATABASE_URL", seeded)
-    get_settings.cache_clear()
-    runner = CliRunner()
-    yield lambda *args: runner.invoke(app, list(args))
-    get_settings.cache_clear()
 
 
 def _cards(html: str) -> list[str]:
