@@ -98,6 +98,18 @@ def project(n_labels: int, seed: int = 1) -> LabelArrays:
     )
 
 
+def save(labels: LabelArrays, path: str) -> None:
+    """The label columns for a fresh child process (``saved`` reads them back)."""
+    np.savez(
+        path,
+        item=labels.item,
+        rater=labels.rater,
+        category=labels.category,
+        order=labels.order,
+        rater_is_model=labels.rater_is_model,
+    )
+
+
 def saved(path: str) -> LabelArrays:
     """The labels a parent process saved with ``np.savez`` (for a fresh child process)."""
     data = np.load(path)
@@ -138,14 +150,7 @@ def memory_in_child(labels: LabelArrays, hugepages: bool = True) -> dict[str, fl
     NUMPY_MADVISE_HUGEPAGE=0 (transparent huge pages round partly touched regions up)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "labels.npz")
-        np.savez(
-            path,
-            item=labels.item,
-            rater=labels.rater,
-            category=labels.category,
-            order=labels.order,
-            rater_is_model=labels.rater_is_model,
-        )
+        save(labels, path)
         done = subprocess.run(
             [sys.executable, __file__, "--child-memory", path],
             capture_output=True,
@@ -436,14 +441,7 @@ def against(baseline: str, n_labels: int, rounds: int, repeat: int) -> None:
     here = str(Path(__file__).resolve().parents[1])
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "labels.npz")
-        np.savez(
-            path,
-            item=labels.item,
-            rater=labels.rater,
-            category=labels.category,
-            order=labels.order,
-            rater_is_model=labels.rater_is_model,
-        )
+        save(labels, path)
         del labels
         runs: dict[str, list[float]] = {"old": [], "nominal": [], "ordinal": []}
         print(f"{n_labels:,} labels, whole set without intervals, best of {repeat} per process")
