@@ -273,7 +273,7 @@ def replicates(
 
 
 # Draws of the raters' parameters behind rho's default interval (``simulated_interval``).
-SIMULATED_DRAWS = 4000
+SIMULATED_DRAWS = 2000
 SIMULATION_SEED = 20240924
 
 
