@@ -128,6 +128,8 @@ class SettingsOut(BaseModel):
     bootstrap_resamples: int
     windows_days: list[int]
     recompute_interval_seconds: int
+    scale: str
+    weights: str
 
 
 class ProjectOut(BaseModel):
