@@ -17,6 +17,7 @@ from auditor.api.routes import (
     alerts,
     imports,
     integrations,
+    key,
     labels,
     ops,
     projects,
@@ -71,7 +72,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Outermost of all: a NUL in the path or query is refused before any lookup uses it.
     app.add_middleware(NulGuardMiddleware)
     app.include_router(ops.router)
-    for module in (projects, labels, imports, reads, snapshots, alerts, repeats, integrations):
+    for module in (key, projects, labels, imports, reads, snapshots, alerts, repeats, integrations):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     _document_guards(app)
     return app

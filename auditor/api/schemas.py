@@ -248,6 +248,9 @@ class HistoryOut(BaseModel):
     max_points: int
     points: list[HistoryPointOut]
     reverts: list[RevertMarkOut] = []
+    next_after: str | None = Field(
+        default=None, description="with all=true: the cursor of the next page (null: the last)"
+    )
 
 
 class MeasureOut(BaseModel):
