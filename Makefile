@@ -16,6 +16,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# irrCAC, a peer of the statistics tests (Gwet's AC1/AC2, Brennan-Prediger, Conger), pins
+	# scipy==1.12.0 (hence numpy < 2) and coverage < 7: as a dev extra it would downgrade NumPy
+	# for every test and benchmark. It imports only numpy, scipy and pandas (statsmodels brings
+	# them), so it is installed without its pins.
+	$(BIN)/python -m pip install --quiet --no-deps 'irrCAC==0.4.4'
 	touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed

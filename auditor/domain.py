@@ -102,6 +102,22 @@ class RaterModel(StrEnum):
     MAX_ENTROPY = "max_entropy"  # the paper's per-item max-entropy solve, kept to reproduce it
 
 
+class Scale(StrEnum):
+    """How the categories relate (docs/measures.md, "Ordinal scales"): ``nominal`` (default)
+    or ``ordinal``, where the declared order of the categories is their order on the scale."""
+
+    NOMINAL = "nominal"
+    ORDINAL = "ordinal"
+
+
+class Weights(StrEnum):
+    """Agreement weights of the weighted coefficients on an ordinal scale (1 on the diagonal):
+    ``quadratic`` 1 - (c - k)^2 / (K - 1)^2 (default) or ``linear`` 1 - |c - k| / (K - 1)."""
+
+    QUADRATIC = "quadratic"
+    LINEAR = "linear"
+
+
 class IntervalMethod(StrEnum):
     NONE = "none"
     JACKKNIFE = "jackknife"
@@ -121,6 +137,8 @@ class ProjectSettings:
     bootstrap_resamples: int = 1000
     windows_days: tuple[int, ...] = (7,)
     recompute_interval_seconds: int = 60
+    scale: Scale = Scale.NOMINAL
+    weights: Weights = Weights.QUADRATIC
 
     def __post_init__(self) -> None:
         if not 0.5 <= self.interval_level < 1.0:

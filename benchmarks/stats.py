@@ -2,6 +2,13 @@
 
     .venv/bin/python benchmarks/stats.py            # 1M and 10M labels
     .venv/bin/python benchmarks/stats.py --quick    # 1M labels only
+    .venv/bin/python benchmarks/stats.py --against /tmp/base --rounds 6   # old vs new code
+
+``--against DIR`` compares the whole measure set (no intervals, 10M labels) of the code in DIR
+(a directory holding an older ``auditor`` package, e.g. ``git archive REV auditor | tar -x -C
+DIR``) with this checkout's, nominal and ordinal (issue 24: within 1.3x of the old nominal
+time), each in its own fresh process, alternated over ``--rounds`` rounds, with the load
+average of every round.
 
 Projects: 10 human raters, 4 categories, 20% missing, 2% repeated presentations (issue 3,
 item 7). Times are the best of ``--repeat`` runs after one warm-up (the machine is shared:
@@ -91,10 +98,22 @@ def project(n_labels: int, seed: int = 1) -> LabelArrays:
     )
 
 
-def child_memory(path: str) -> None:
-    """Run in a fresh process: load labels, then the whole measure set; print peak RSS."""
+def save(labels: LabelArrays, path: str) -> None:
+    """The label columns for a fresh child process (``saved`` reads them back)."""
+    np.savez(
+        path,
+        item=labels.item,
+        rater=labels.rater,
+        category=labels.category,
+        order=labels.order,
+        rater_is_model=labels.rater_is_model,
+    )
+
+
+def saved(path: str) -> LabelArrays:
+    """The labels a parent process saved with ``np.savez`` (for a fresh child process)."""
     data = np.load(path)
-    labels = LabelArrays(
+    return LabelArrays(
         item=data["item"],
         rater=data["rater"],
         category=data["category"],
@@ -102,6 +121,11 @@ def child_memory(path: str) -> None:
         rater_is_model=data["rater_is_model"],
         category_names=tuple(f"c{c}" for c in range(CATEGORIES)),
     )
+
+
+def child_memory(path: str) -> None:
+    """Run in a fresh process: load labels, then the whole measure set; print peak RSS."""
+    labels = saved(path)
     base = psutil.Process().memory_info().rss
     start = time.perf_counter()
     compute_measures(labels, ProjectSettings(interval_method=IntervalMethod.NONE))
@@ -126,14 +150,7 @@ def memory_in_child(labels: LabelArrays, hugepages: bool = True) -> dict[str, fl
     NUMPY_MADVISE_HUGEPAGE=0 (transparent huge pages round partly touched regions up)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "labels.npz")
-        np.savez(
-            path,
-            item=labels.item,
-            rater=labels.rater,
-            category=labels.category,
-            order=labels.order,
-            rater_is_model=labels.rater_is_model,
-        )
+        save(labels, path)
         done = subprocess.run(
             [sys.executable, __file__, "--child-memory", path],
             capture_output=True,
@@ -404,15 +421,76 @@ def run(n_labels: int, repeat: int, resamples: int, intervals_too: bool) -> dict
     return results
 
 
+def child_time(path: str, scale: str, repeat: int) -> None:
+    """Run in a fresh process on whichever ``auditor`` is first on sys.path: the best wall and
+    CPU time of the whole set (no intervals) after one warm-up run."""
+    labels = saved(path)
+    none = ProjectSettings(interval_method=IntervalMethod.NONE)
+    extra = {} if scale == "old" else {"scale": scale}
+    results = {
+        "wall": best_of(lambda: compute_measures(labels, none, **extra), repeat),
+        "cpu": cpu_of(lambda: compute_measures(labels, none, **extra), repeat),
+        "code": str(Path(sys.modules[compute_measures.__module__].__file__ or "").parents[1]),
+    }
+    print(json.dumps(results))
+
+
+def against(baseline: str, n_labels: int, rounds: int, repeat: int) -> None:
+    """Old (``baseline``) nominal vs new nominal and new ordinal, alternated, fresh processes."""
+    labels = project(n_labels)
+    here = str(Path(__file__).resolve().parents[1])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "labels.npz")
+        save(labels, path)
+        del labels
+        runs: dict[str, list[float]] = {"old": [], "nominal": [], "ordinal": []}
+        print(f"{n_labels:,} labels, whole set without intervals, best of {repeat} per process")
+        for round_ in range(rounds):
+            line = []
+            for name, root in (("old", baseline), ("nominal", here), ("ordinal", here)):
+                done = subprocess.run(
+                    [sys.executable, __file__, "--child-time", path, "--scale", name],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    env={**os.environ, "PYTHONPATH": root, "OPENBLAS_NUM_THREADS": "1"},
+                )
+                seconds = json.loads(done.stdout.strip().splitlines()[-1])
+                runs[name].append(seconds["cpu"])
+                assert seconds["code"].startswith(root), (name, seconds["code"], root)
+                line.append(f"{name} {seconds['wall']:.3f} s (CPU {seconds['cpu']:.3f})")
+            print(f"round {round_ + 1}: " + ", ".join(line) + f"; load {os.getloadavg()}")
+        old = float(np.median(runs["old"]))
+        for name in ("nominal", "ordinal"):
+            ratios = np.asarray(runs[name]) / np.asarray(runs["old"])
+            print(
+                f"{name}: median CPU {np.median(runs[name]):.3f} s against {old:.3f} s, "
+                f"ratio per round {', '.join(f'{r:.2f}' for r in ratios)} "
+                f"(median {np.median(ratios):.2f}x)"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="1M labels only")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--child-memory", help=argparse.SUPPRESS)
+    parser.add_argument("--child-time", help=argparse.SUPPRESS)
+    parser.add_argument("--scale", default="nominal", help=argparse.SUPPRESS)
+    parser.add_argument("--against", help="directory of an older auditor package to compare")
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--labels", type=int, default=10_000_000)
     args = parser.parse_args()
     if args.child_memory:
         child_memory(args.child_memory)
+        return
+    if args.child_time:
+        child_time(args.child_time, args.scale, args.repeat)
+        return
+    if args.against:
+        print(f"cpus {os.cpu_count()}, load average before {os.getloadavg()}")
+        against(args.against, args.labels, args.rounds, args.repeat)
         return
     print(f"cpus {os.cpu_count()}, load average before {os.getloadavg()}")
     small = run(1_000_000, args.repeat, args.resamples, intervals_too=True)

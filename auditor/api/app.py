@@ -18,6 +18,7 @@ from auditor.api.routes import (
     alerts,
     imports,
     integrations,
+    key,
     labels,
     ops,
     projects,
@@ -75,7 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # retries one), whichever layer refused it.
     app.add_middleware(LabelStudioRejectionsMiddleware)
     app.include_router(ops.router)
-    for module in (projects, labels, imports, reads, snapshots, alerts, repeats, integrations):
+    for module in (key, projects, labels, imports, reads, snapshots, alerts, repeats, integrations):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     _document_guards(app)
     return app

@@ -97,6 +97,11 @@ def _principal(request: Request, credentials: HTTPAuthorizationCredentials | Non
     return identify(request.app.state.engine, header)
 
 
+def caller(request: Request, credentials: Credentials) -> Principal:
+    """The caller's key, of any role and project (``GET /api/v1/key``)."""
+    return _principal(request, credentials)
+
+
 def allow(*roles: Role) -> Callable[..., Principal]:
     """A dependency: the caller's key, of one of ``roles``, for the project in the path."""
 

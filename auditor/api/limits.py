@@ -58,9 +58,10 @@ class BodySizeLimitMiddleware:
                 raise
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps(
-            error_body(413, f"request body is larger than {self.max_bytes} bytes")
-        ).encode()
+        message = f"request body is larger than {self.max_bytes} bytes"
+        # ``max`` lets a client cut its batches to size without reading the message
+        details = [{"field": "body", "message": message, "max": self.max_bytes}]
+        body = json.dumps(error_body(413, message, details=details)).encode()
         await send(
             {
                 "type": "http.response.start",

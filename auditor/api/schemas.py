@@ -128,6 +128,8 @@ class SettingsOut(BaseModel):
     bootstrap_resamples: int
     windows_days: list[int]
     recompute_interval_seconds: int
+    scale: str
+    weights: str
 
 
 class ProjectOut(BaseModel):
@@ -246,6 +248,9 @@ class HistoryOut(BaseModel):
     max_points: int
     points: list[HistoryPointOut]
     reverts: list[RevertMarkOut] = []
+    next_after: str | None = Field(
+        default=None, description="with all=true: the cursor of the next page (null: the last)"
+    )
 
 
 class MeasureOut(BaseModel):

@@ -34,6 +34,8 @@ from auditor.domain import (
     RaterModel,
     RhoMode,
     RhoUnrated,
+    Scale,
+    Weights,
 )
 from auditor.errors import Invalid
 from auditor.notifiers.kinds import KINDS
@@ -364,6 +366,12 @@ class SettingsPatch(BaseModel):
         | None
     ) = None
     recompute_interval_seconds: RecomputeSeconds | None = None
+    scale: Scale | None = Field(
+        default=None, description="nominal, or ordinal: the categories' order is the scale's"
+    )
+    weights: Weights | None = Field(
+        default=None, description="agreement weights of an ordinal scale: quadratic or linear"
+    )
 
     def fields(self) -> dict[str, Any]:
         return {name: value for name, value in dict(self).items() if value is not None}

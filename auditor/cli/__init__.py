@@ -23,6 +23,7 @@ import typer.main
 from typer.core import TyperCommand, TyperGroup
 
 from auditor.cli._common import errors_shown
+from auditor.cli._remote import KEY, URL, remote_for, set_remote
 
 if TYPE_CHECKING:
     from typer import _click as click
@@ -138,7 +139,11 @@ class _Root(TyperGroup):
 
     def invoke(self, ctx: click.Context) -> Any:
         args = [*getattr(ctx, "_protected_args", ()), *ctx.args]
-        if args and args[0] in COMMANDS and _opens_the_database(args, ctx):
+        source = ctx.get_parameter_source("url")
+        given = getattr(source, "name", None) == "COMMANDLINE"  # not from AUDITOR_URL
+        remote = remote_for(args, ctx.params.get("url"), ctx.params.get("key"), given)
+        set_remote(remote)  # a read command asks for it (auditor.cli._remote)
+        if remote is None and args and args[0] in COMMANDS and _opens_the_database(args, ctx):
             from auditor.config import get_settings
             from auditor.storage.presence import find_missing_database
 
@@ -178,14 +183,14 @@ def _opens_the_database(args: list[str], ctx: click.Context) -> bool:
     return not (hasattr(command, "list_commands") and len(args) == 1)  # a group's help
 
 
-def _no_options() -> None:
-    """The root has no options of its own; Typer builds a group from a callback (its
-    commands are not registered on the Typer object but listed by ``_Root``)."""
+def _root_options(url: str | None = URL, key: str | None = KEY) -> None:
+    """The root's options: a remote service for the read commands (``_Root.invoke`` hands
+    them over; Typer builds a group from a callback, its commands listed by ``_Root``)."""
 
 
 app = typer.Typer(
     cls=_Root,
-    callback=_no_options,
+    callback=_root_options,
     name="auditor",
     help="Annotation audit service: how far raters agree beyond chance, and for how long.",
     no_args_is_help=True,

@@ -27,6 +27,12 @@ from auditor.cli._alert_format import (
 )
 from auditor.cli._alert_silences import silence, silences, unsilence
 from auditor.cli._common import parse_time, unit_of_work
+from auditor.cli._remote import remote_client
+from auditor.cli._remote_reads import (
+    remote_alert_history,
+    remote_alert_states,
+    remote_notices,
+)
 from auditor.notifiers.kinds import KINDS
 from auditor.services.alerts.delivery import deliver_due
 from auditor.services.alerts.reads import (
@@ -164,7 +170,11 @@ def disable(project: str, rule: str) -> None:
 
 def status(project: str = PROJECT) -> None:
     """Every (rule, subject) state: ok, pending, firing or insufficient_data."""
-    states = alert_status(unit_of_work(read_only=True), project)
+    client = remote_client(project)
+    if client is not None:
+        states = remote_alert_states(client)
+    else:
+        states = alert_status(unit_of_work(read_only=True), project)
     typer.echo(f"{'rule':<36} {'subject':<16} {'status':<18} {'since':<19} {'value':>8}  reason")
     for s in states:
         typer.echo(
@@ -196,8 +206,13 @@ def history(
     the outbox and its delivery."""
     more = 0
     lines: list[str] = []
+    client = remote_client(project)
     if notices:
-        rows = notification_history(unit_of_work(read_only=True), project, limit=limit)
+        rows = (
+            remote_notices(client, limit)
+            if client is not None
+            else notification_history(unit_of_work(read_only=True), project, limit=limit)
+        )
         lines = [notice_line(r) for r in rows]
     else:
         where = HistoryFilter(
@@ -208,7 +223,11 @@ def history(
             every_evaluation=every,
             limit=limit,
         )
-        page = alert_history(unit_of_work(read_only=True), project, where)
+        page = (
+            remote_alert_history(client, rule, subject, state, where.since, every, limit)
+            if client is not None
+            else alert_history(unit_of_work(read_only=True), project, where)
+        )
         lines, more = [evaluation_line(r) for r in page.rows], page.more
     if not lines and not notices:
         hint = "" if every else " (--all lists every evaluation)"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from auditor.cli._common import confirm, unit_of_work
+from auditor.cli._remote import remote_client
 
 if TYPE_CHECKING:
     from auditor.services.ingest.imports import ImportView
@@ -50,9 +51,14 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="A JSON list of objects."),
     ) -> None:
         """Every import of a project, oldest first: id, when, source, counts, who, reverted."""
+        from auditor.cli._remote_reads import remote_imports
         from auditor.services.ingest.imports import list_imports
 
-        views = list_imports(unit_of_work(read_only=True), project)
+        client = remote_client(project)
+        if client is not None:
+            views = remote_imports(client)
+        else:
+            views = list_imports(unit_of_work(read_only=True), project)
         if as_json:
             typer.echo(json.dumps([v.as_dict() for v in views], indent=2))
             return
@@ -66,9 +72,14 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """One import: source, content hash, counts, who, when, and whether it was reverted."""
+        from auditor.cli._remote_reads import remote_imports
         from auditor.services.ingest.imports import show_import
 
-        view = show_import(unit_of_work(read_only=True), project, import_id)
+        client = remote_client(project)
+        if client is not None:
+            view = remote_imports(client, import_id)[0]
+        else:
+            view = show_import(unit_of_work(read_only=True), project, import_id)
         data = view.as_dict()
         if as_json:
             typer.echo(json.dumps(data, indent=2))

@@ -6,7 +6,15 @@ import typer
 
 from auditor.cli._common import confirm, fail, unit_of_work
 from auditor.config import get_settings
-from auditor.domain import CollapsePolicy, IntervalMethod, RaterModel, RhoMode, RhoUnrated
+from auditor.domain import (
+    CollapsePolicy,
+    IntervalMethod,
+    RaterModel,
+    RhoMode,
+    RhoUnrated,
+    Scale,
+    Weights,
+)
 from auditor.services.projects.projects import (
     ProjectView,
     add_categories,
@@ -39,6 +47,8 @@ def _render(view: ProjectView) -> str:
         + (f", {s.bootstrap_resamples} resamples" if s.interval_method == "bootstrap" else ""),
         f"windows    {', '.join(f'{d}d' for d in s.windows_days)}; "
         f"recompute every {s.recompute_interval_seconds}s",
+        f"scale      {s.scale}"
+        + (f", {s.weights} weights (categories in scale order)" if s.scale == "ordinal" else ""),
     ]
     if view.counts is not None:
         lines.append("counts     " + ", ".join(f"{n} {name}" for name, n in view.counts.items()))
@@ -77,6 +87,14 @@ def register(app: typer.Typer) -> None:
         bootstrap_resamples: int = typer.Option(1000),
         windows: str = typer.Option("7", help="Rolling windows in days, e.g. 7,30."),
         recompute_interval: int = typer.Option(60, help="Seconds between recomputes."),
+        scale: Scale = typer.Option(
+            Scale.NOMINAL,
+            help="ordinal: the categories' order (--categories) is the scale's; adds the "
+            "weighted coefficients, grade bias and weighted pairwise kappa.",
+        ),
+        weights: Weights = typer.Option(
+            Weights.QUADRATIC, help="Agreement weights of an ordinal scale."
+        ),
     ) -> None:
         """Create a project with its categories, in order."""
         try:
@@ -99,6 +117,8 @@ def register(app: typer.Typer) -> None:
             bootstrap_resamples=bootstrap_resamples,
             windows_days=window_days,
             recompute_interval_seconds=recompute_interval,
+            scale=scale,
+            weights=weights,
         )
         typer.echo(_render(view))
 

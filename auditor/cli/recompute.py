@@ -20,6 +20,8 @@ import typer
 
 from auditor.cli._common import command_clock, fail, parse_time, unit_of_work
 from auditor.cli._hints import how_to_get_a_snapshot
+from auditor.cli._remote import remote_client
+from auditor.cli._remote_reads import remote_history, remote_snapshot
 from auditor.config import get_settings
 from auditor.services import NotFound
 from auditor.services.queries.history import metric_history, snapshot_view
@@ -142,26 +144,29 @@ def history(
     In the table, a line where an import was reverted (its labels left the project)."""
     since_at = None if since is None else parse_time(since, "--since")
     until_at = None if until is None else parse_time(until, "--until")
-    points = metric_history(
-        unit_of_work(),
-        project,
-        metric,
-        subject=subject,
-        scopes=scope or None,
-        since=since_at,
-        until=until_at,
-    )
-    hint = how_to_get_a_snapshot(project) if not points else None
+    client = remote_client(project)
+    points: list[Any]  # the storage's rows, or the client's records of them
+    if client is not None:  # the same rows from a remote service (auditor --url)
+        points, shown, hint = remote_history(client, metric, subject, scope, since_at, until_at)
+    else:
+        points = metric_history(
+            unit_of_work(),
+            project,
+            metric,
+            subject=subject,
+            scopes=scope or None,
+            since=since_at,
+            until=until_at,
+        )
+        hint = how_to_get_a_snapshot(project) if not points else None
+        shown = []
+        if hint is None and output is OutputFormat.TABLE:
+            from auditor.services.queries.reverts import project_reverts
+
+            shown = project_reverts(unit_of_work(), project, since_at, until_at)
     if hint is not None:
         typer.echo(hint, err=True)  # stdout keeps its shape (an empty list, a header)
     if hint is None or output is not OutputFormat.TABLE:
-        from auditor.services.queries.reverts import project_reverts
-
-        shown = (
-            project_reverts(unit_of_work(), project, since_at, until_at)
-            if output is OutputFormat.TABLE
-            else []
-        )
         typer.echo(_render_history(points, output, shown))
 
 
@@ -171,12 +176,17 @@ def snapshot(
     scope: str = typer.Option(CUMULATIVE, "--scope", help="cumulative or e.g. 7d."),
 ) -> None:
     """One snapshot as JSON: the `auditor stats --json` shape plus a "snapshot" object."""
+    at_time = None if at is None else parse_time(at, "--at")
+    client = remote_client(project)
+    if client is not None:
+        typer.echo(json.dumps(remote_snapshot(client, scope, at_time), indent=2))
+        return
     try:
         view = snapshot_view(
             unit_of_work(),
             project,
             scope=scope,
-            at=None if at is None else parse_time(at, "--at"),
+            at=at_time,
         )
     except NotFound as error:  # say how to get the first one
         fail((how_to_get_a_snapshot(project, scope) if at is None else None) or str(error))

@@ -4,10 +4,13 @@ the planner's settings (docs/repeats.md)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import Any
 
 import typer
 
 from auditor.cli._common import unit_of_work
+from auditor.cli._remote import remote_client
 from auditor.services.repeats.planner import plan_repeats, repeat_status, update_repeat_settings
 
 
@@ -42,7 +45,13 @@ def register(app: typer.Typer) -> None:
     def status(project: str = typer.Argument(..., help="Project slug.")) -> None:
         """Per rater: repeats planned, fulfilled, expired, outstanding; repeated items she has
         and needs for the wanted precision of her self-agreement."""
-        rows = repeat_status(unit_of_work(), project)
+        client = remote_client(project)
+        rows: Sequence[Any]  # the service's rows, or the client's records of them
+        if client is not None:
+            with client:
+                rows = client.repeat_report()
+        else:
+            rows = repeat_status(unit_of_work(), project)
         header = ("rater", "planned", "fulfilled", "expired", "open", "have", "needed", "SA")
         typer.echo("{:<16} {:>8} {:>9} {:>8} {:>6} {:>6} {:>7} {:>6}".format(*header))
         for r in rows:

@@ -34,13 +34,16 @@ from auditor.domain import (
     RaterModel,
     RhoMode,
     RhoUnrated,
+    Scale,
+    Weights,
 )
 from auditor.ingestion.arrays import BATCH_SIZE as DEFAULT_BATCH_SIZE
 from auditor.ingestion.arrays import read_with_dropped
 from auditor.ingestion.errors import IngestRejected
 from auditor.ingestion.readers import LabelFileReader
-from auditor.stats import Measure, MeasureSet, compute_measures
+from auditor.stats import Measure, MeasureSet, compute_measures, paradox
 from auditor.stats.export import MODEL_STATS, RATER_STATS, measure_set_to_dict
+from auditor.stats.results import CATEGORY_MEASURES
 
 
 def rejection_message(
@@ -91,15 +94,30 @@ def _cell(m: Measure) -> str:
     return f"{m.value:.3f}{interval}{band}"
 
 
+def _confusion(ms: MeasureSet) -> list[str]:
+    """Each rater's row-normalised confusion against the others, one line per rater."""
+    lines = ["", "confusion against the others (when she says c, the others say: row shares)"]
+    for r in ms.raters:
+        rows = []
+        for category, row, n in zip(ms.categories, r.confusion, r.confusion_n, strict=True):
+            cells = " ".join("  -  " if v is None else f"{v:.2f}" for v in row)
+            rows.append(f"{category}({n}): {cells}")
+        lines.append(f"{r.rater:<16}" + " | ".join(rows))
+    return lines
+
+
 def render(ms: MeasureSet, dropped: int = 0) -> str:
-    """Readable tables: project measures, raters, models, pairwise Cohen."""
+    """Readable tables: project measures, the paradox sentence, categories, raters, models,
+    pairwise Cohen."""
     lines = [
         f"labels {ms.n_labels}  items {ms.n_items}  raters {ms.n_raters}  "
         f"pairable items {ms.n_pairable_items}  categories {', '.join(ms.categories)}",
         f"intervals: {ms.interval_method.value}"
         + (f" {ms.interval_level:.0%}" if ms.interval_method != IntervalMethod.NONE else "")
         + (f", seed {ms.seed}" if ms.seed is not None else "")
-        + f"; rater model: {ms.rater_model.value}",
+        + f"; rater model: {ms.rater_model.value}"
+        + f"; scale: {ms.scale.value}"
+        + (f" ({ms.weights.value} weights)" if ms.weights is not None else ""),
     ]
     if dropped:
         lines.append(
@@ -108,13 +126,26 @@ def render(ms: MeasureSet, dropped: int = 0) -> str:
         )
     lines += ["", f"{'measure':<22}{'n':>8}  value [interval] band"]
     lines += [f"{name:<22}{m.n:>8}  {_cell(m)}" for name, m in ms.measures.items()]
+    said = paradox.sentence(measure_set_to_dict(ms))
+    if said:
+        lines += ["", f"kappa paradox: {said}"]
+    if ms.by_category:
+        lines += ["", f"{'category':<22}" + " | ".join(CATEGORY_MEASURES)]
+        lines += [
+            f"{category:<22}"
+            + " | ".join(_cell(ms.by_category[name][category]) for name in CATEGORY_MEASURES)
+            for category in ms.categories
+        ]
     if ms.raters:
-        lines += ["", f"{'rater':<16}{'repeats':>8}  " + " | ".join(RATER_STATS)]
+        shown = [n for n in RATER_STATS if getattr(ms.raters[0], n) is not None]
+        lines += ["", f"{'rater':<16}{'repeats':>8}  " + " | ".join(shown)]
         lines += [
             f"{r.rater:<16}{r.n_repeated_items:>8}  "
-            + " | ".join(_cell(getattr(r, name)) for name in RATER_STATS)
+            + " | ".join(_cell(getattr(r, name)) for name in shown)
             for r in ms.raters
         ]
+        if ms.raters[0].confusion:
+            lines += _confusion(ms)
     if ms.models:
         lines += ["", f"{'model':<16}  " + " | ".join(MODEL_STATS)]
         lines += [
@@ -122,9 +153,15 @@ def render(ms: MeasureSet, dropped: int = 0) -> str:
             for m in ms.models
         ]
     if ms.pairwise_cohen:
-        lines += ["", f"{'rater a':<16}{'rater b':<16}{'items':>8}  Cohen's kappa"]
+        weighted = ms.pairwise_cohen[0].cohen_w is not None
+        lines += [
+            "",
+            f"{'rater a':<16}{'rater b':<16}{'items':>8}  Cohen's kappa"
+            + (" | weighted (cohen_w)" if weighted else ""),
+        ]
         lines += [
             f"{p.rater_a:<16}{p.rater_b:<16}{p.n_items:>8}  {_cell(p.kappa)}"
+            + (f" | {_cell(p.cohen_w)}" if p.cohen_w is not None else "")
             for p in ms.pairwise_cohen
         ]
     return "\n".join(lines)
@@ -157,7 +194,17 @@ def register(app: typer.Typer) -> None:
         ci: IntervalMethod = typer.Option(IntervalMethod.JACKKNIFE),
         level: float = typer.Option(0.95, help="Interval level"),
         resamples: int = typer.Option(1000, help="Bootstrap resamples"),
-        seed: int | None = typer.Option(None, help="Bootstrap seed (default: fixed)"),
+        seed: int | None = typer.Option(
+            None, help="Bootstrap seed (default: fixed); a snapshot's seed reproduces its intervals"
+        ),
+        scale: Scale = typer.Option(
+            Scale.NOMINAL,
+            help="ordinal: the categories' declared order (--categories) is the scale's order; "
+            "adds the weighted coefficients, grade bias and weighted pairwise kappa",
+        ),
+        weights: Weights = typer.Option(
+            Weights.QUADRATIC, help="Agreement weights of an ordinal scale"
+        ),
         as_json: bool = typer.Option(False, "--json", help="The public JSON shape"),
     ) -> None:
         """Every agreement measure of one label file (no database)."""
@@ -183,7 +230,14 @@ def register(app: typer.Typer) -> None:
                     typer.echo(line, err=True)
             if names is None:
                 typer.echo(vocabulary_notice(arrays), err=True)
-            result = compute_measures(arrays, settings, seed=seed)
+                if scale == Scale.ORDINAL:
+                    typer.echo(
+                        "ordinal scale in the inferred order "
+                        f"{' < '.join(arrays.category_names)}: give the scale's order "
+                        "with --categories",
+                        err=True,
+                    )
+            result = compute_measures(arrays, settings, seed=seed, scale=scale, weights=weights)
         except IngestRejected as rejection:
             fail(rejection_message(file, rejection, reader.where))
         except ValueError as error:  # the file's format, a setting, the vocabulary

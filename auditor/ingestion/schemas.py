@@ -18,6 +18,8 @@ from auditor.domain import (
     RaterModel,
     RhoMode,
     RhoUnrated,
+    Scale,
+    Weights,
 )
 from auditor.ingestion.text import clean_name
 
@@ -65,6 +67,8 @@ class ProjectIn(BaseModel):
     bootstrap_resamples: int = _DEFAULTS.bootstrap_resamples
     windows_days: tuple[int, ...] = _DEFAULTS.windows_days
     recompute_interval_seconds: int = _DEFAULTS.recompute_interval_seconds
+    scale: Scale = _DEFAULTS.scale
+    weights: Weights = _DEFAULTS.weights
 
     @field_validator("name")
     @classmethod
@@ -91,4 +95,6 @@ class ProjectIn(BaseModel):
             bootstrap_resamples=self.bootstrap_resamples,
             windows_days=tuple(sorted(set(self.windows_days))),
             recompute_interval_seconds=self.recompute_interval_seconds,
+            scale=self.scale,
+            weights=self.weights,
         )

@@ -25,6 +25,7 @@ from auditor.presentation.figures import (
     timeline_end,
 )
 from auditor.services.queries.dashboard import ProjectDetail, RaterDetail
+from auditor.stats import paradox
 from auditor.stats.catalogue import BY_NAME, headline, sparkline_metric, table_columns
 
 # The pages' stylesheet and script: served at /static by the dashboard; the stylesheet is
@@ -58,6 +59,8 @@ class Renderer:
             for history in detail.charts
         ]
         sparklines = {row.rater: Markup(rater_sparkline(row)) for row in detail.raters}
+        latest = detail.latest or {}
+        ordinal = latest.get("scale") == "ordinal"
         heatmap = Markup(pair_heatmap(detail.pair_labels, detail.pairs)) if detail.pairs else None
         alerts = detail.card.alerts
         timeline = Markup(alert_timeline(alerts, timeline_end(detail))) if alerts.changes else None
@@ -78,9 +81,13 @@ class Renderer:
             sparklines=sparklines,
             heatmap=heatmap,
             timeline=timeline,
-            # The cards and table columns come from the metric catalogue, read per page.
-            headline=headline(),
-            rater_columns=table_columns("rater"),
+            # The cards and table columns come from the metric catalogue, read per page; the
+            # weighted coefficients and grade bias only where the snapshot has them (an
+            # ordinal scale), first among the cards.
+            headline=[m for m in headline() if not m.ordinal or ordinal],
+            rater_columns=[m for m in table_columns("rater") if not m.ordinal or ordinal],
+            paradox=paradox.sentence(latest) if latest else None,
+            categories=_categories(latest),
             model_columns=table_columns("model"),
             rater_spark=BY_NAME[sparkline_metric("rater")],
             model_spark=BY_NAME[sparkline_metric("model")],
@@ -97,3 +104,14 @@ class Renderer:
             charts=charts,
             sparkline=Markup(rater_sparkline(detail.row)),
         )
+
+
+def _categories(latest: dict[str, Any] | None) -> list[tuple[str, Any, Any]]:
+    """(category, its share, agreement on it) of a snapshot, in the project's order; empty for
+    a snapshot older than these measures."""
+    measures = (latest or {}).get("measures", {})
+    shares = measures.get("category_share")
+    specific = measures.get("specific_agreement", {})
+    if not isinstance(shares, dict):
+        return []
+    return [(name, share, specific.get(name)) for name, share in shares.items()]

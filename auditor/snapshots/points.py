@@ -9,7 +9,11 @@ Subjects:
     rater    rater id      ``self_agreement``, ``self_kappa``, ``reliability``,
                            ``random_choice``, ``s_vs_group``
     model    rater id      ``s``, ``kappa_va``
-    pair     "a|b"         ``cohen_kappa`` (a, b as the stats listed them)
+    pair     "a|b"         ``cohen_kappa``, on ordinal scales ``cohen_w`` (a, b as the stats
+                           listed them)
+
+Per-category measures (``category_share``, ``specific_agreement``: a mapping of category to
+measure under ``measures``) stay in the snapshot's JSON; they have no points.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 SUBJECT_KINDS = ("project", "rater", "model", "pair")
 PAIR_METRIC = "cohen_kappa"
+WEIGHTED_PAIR_METRIC = "cohen_w"
 PAIR_SEPARATOR = "|"
 
 
@@ -107,6 +112,11 @@ def points_from_stats_dict(rendered: Mapping[str, Any]) -> list[MetricPoint]:
         if measure.get("n") is None:
             measure["n"] = pair.get("n_items")
         points.append(_point(PAIR_METRIC, "pair", subject, measure))
+        if _is_measure(pair.get("cohen_w")):  # ordinal scales
+            weighted = dict(pair["cohen_w"])
+            if weighted.get("n") is None:
+                weighted["n"] = pair.get("n_items")
+            points.append(_point(WEIGHTED_PAIR_METRIC, "pair", subject, weighted))
     return points
 
 

@@ -43,6 +43,7 @@ class Metric:
         model table unless False.
     needs_repeats : undefined for a rater without repeated presentations (the rater table
         explains that once across these columns).
+    ordinal : reported only on an ordinal scale (the weighted coefficients, grade bias).
     """
 
     name: str
@@ -60,6 +61,7 @@ class Metric:
     headline: int | None = None
     table: bool = True
     needs_repeats: bool = False
+    ordinal: bool = False
 
     @property
     def short(self) -> str:
@@ -102,7 +104,7 @@ METRICS: tuple[Metric, ...] = (
         chart=1,
         title="kappa_S (fixed group)",
         label="kappa_S",
-        headline=1,
+        headline=3,
     ),
     _agreement(
         "fleiss_kappa",
@@ -112,7 +114,7 @@ METRICS: tuple[Metric, ...] = (
         chart=3,
         title="Fleiss' kappa",
         label="Fleiss' kappa",
-        headline=3,
+        headline=7,
     ),
     _agreement(
         "krippendorff_alpha",
@@ -122,7 +124,7 @@ METRICS: tuple[Metric, ...] = (
         chart=4,
         title="Krippendorff's alpha",
         label="Krippendorff's alpha",
-        headline=4,
+        headline=8,
     ),
     _agreement(
         "rho",
@@ -132,21 +134,23 @@ METRICS: tuple[Metric, ...] = (
         chart=2,
         title="rho (reliability-weighted agreement)",
         label="rho (reliability-weighted agreement)",
-        headline=2,
+        headline=6,
     ),
     Metric(
         "mean_self_agreement",
         ("project",),
         "mean of the raters' self-agreement",
         label="mean self-agreement",
-        headline=5,
+        headline=9,
     ),
     Metric(
         "expected_agreement",
         ("project",),
-        "Bashkansky-Marmor kappa of independent classifiers",
+        "Brennan-Prediger's kappa under its Bashkansky-Marmor name kappa_BM: the value of bp "
+        "(the key is kept for compatibility)",
         low=None,
         band=LANDIS_KOCH,
+        label="kappa_BM (= bp)",
     ),
     Metric(
         "repeatability",
@@ -162,6 +166,102 @@ METRICS: tuple[Metric, ...] = (
         low=None,
         high=None,
         higher_is_better=False,
+    ),
+    # Other chance models (docs/measures.md, "Other chance models").
+    _agreement(
+        "ac1",
+        ("project",),
+        "Gwet's AC1: chance from the shares' spread, stable when one category dominates",
+        LANDIS_KOCH,
+        label="AC1",
+        headline=4,
+    ),
+    _agreement(
+        "bp",
+        ("project",),
+        "Brennan-Prediger's kappa, chance 1/K (PABAK for two categories; = kappa_BM)",
+        LANDIS_KOCH,
+        label="PABAK (bp)",
+        headline=5,
+    ),
+    # Reading a coefficient (docs/measures.md, "Reading a coefficient").
+    Metric(
+        "prevalence_index",
+        ("project",),
+        "0 when categories are used equally, 1 when one takes every label",
+        higher_is_better=None,
+        label="prevalence index",
+    ),
+    Metric(
+        "bias_index",
+        ("project",),
+        "how far two raters' category shares differ, over pairs (0: none)",
+        higher_is_better=False,
+        label="bias index",
+    ),
+    Metric(
+        "category_share",
+        ("category",),
+        "share of the group's labels on pairable items in this category",
+        higher_is_better=None,
+        label="share",
+    ),
+    Metric(
+        "specific_agreement",
+        ("category",),
+        "chance that a second rater agrees when one gives this category",
+        label="agreement on it",
+    ),
+    # Ordinal scales (docs/measures.md, "Ordinal scales"): weighted coefficients.
+    _agreement(
+        "kappa_s_w",
+        ("project",),
+        "weighted kappa_S: near misses count partly (weights linear or quadratic)",
+        LANDIS_KOCH,
+        label="weighted kappa_S",
+        headline=1,
+        ordinal=True,
+    ),
+    _agreement(
+        "fleiss_kappa_w",
+        ("project",),
+        "weighted Fleiss' kappa",
+        LANDIS_KOCH,
+        label="weighted Fleiss' kappa",
+        ordinal=True,
+    ),
+    _agreement(
+        "ac2",
+        ("project",),
+        "Gwet's AC2, AC1 with agreement weights",
+        LANDIS_KOCH,
+        label="AC2",
+        ordinal=True,
+    ),
+    _agreement(
+        "bp_w",
+        ("project",),
+        "weighted Brennan-Prediger kappa",
+        LANDIS_KOCH,
+        label="weighted bp",
+        ordinal=True,
+    ),
+    _agreement(
+        "alpha_ordinal",
+        ("project",),
+        "Krippendorff's alpha, ordinal metric (ranks, not distances)",
+        KRIPPENDORFF,
+        label="ordinal alpha",
+        headline=2,
+        ordinal=True,
+    ),
+    _agreement(
+        "alpha_interval",
+        ("project",),
+        "Krippendorff's alpha, interval metric on the grade index",
+        KRIPPENDORFF,
+        label="interval alpha",
+        ordinal=True,
     ),
     # Per human rater.
     Metric(
@@ -213,6 +313,16 @@ METRICS: tuple[Metric, ...] = (
     ),
     # Repeat coverage, per human rater in the cumulative snapshot (docs/repeats.md).
     Metric(
+        "grade_bias",
+        ("rater",),
+        "mean grades above (+) or below (-) the other raters on her items",
+        low=None,
+        high=None,
+        higher_is_better=None,
+        label="grade bias",
+        ordinal=True,
+    ),
+    Metric(
         "repeat_coverage",
         ("rater",),
         "repeated items she has / needed (below 1 while short)",
@@ -229,9 +339,9 @@ METRICS: tuple[Metric, ...] = (
         "label_studio_rejected",
         ("project",),
         "Label Studio webhook calls refused since the last sync (changes lost until one)",
-        0.0,
-        None,
-        False,
+        low=0.0,
+        high=None,
+        higher_is_better=False,
         from_stats=False,
     ),
     # Per model rater, against the human group.
@@ -260,22 +370,36 @@ METRICS: tuple[Metric, ...] = (
         "Cohen's kappa of two raters on the items both labeled",
         LANDIS_KOCH,
     ),
+    _agreement(
+        "cohen_w",
+        ("pair",),
+        "weighted Cohen's kappa of two raters (ordinal scales)",
+        LANDIS_KOCH,
+        ordinal=True,
+    ),
 )
 
 BY_NAME: dict[str, Metric] = {m.name: m for m in METRICS}
 
 
-def metrics_for(subject: str, *, from_stats: bool | None = None) -> tuple[Metric, ...]:
-    """The metrics reported for a subject kind, in catalogue order."""
+def metrics_for(
+    subject: str, *, from_stats: bool | None = None, ordinal: bool | None = None
+) -> tuple[Metric, ...]:
+    """The metrics reported for a subject kind, in catalogue order (``ordinal``: only those
+    of ordinal scales (True) or those of every scale (False))."""
     return tuple(
         m
         for m in METRICS
-        if subject in m.subjects and (from_stats is None or m.from_stats == from_stats)
+        if subject in m.subjects
+        and (from_stats is None or m.from_stats == from_stats)
+        and (ordinal is None or m.ordinal == ordinal)
     )
 
 
-def names_for(subject: str, *, from_stats: bool | None = None) -> tuple[str, ...]:
-    return tuple(m.name for m in metrics_for(subject, from_stats=from_stats))
+def names_for(
+    subject: str, *, from_stats: bool | None = None, ordinal: bool | None = None
+) -> tuple[str, ...]:
+    return tuple(m.name for m in metrics_for(subject, from_stats=from_stats, ordinal=ordinal))
 
 
 def charts_for(subject: str) -> tuple[tuple[str, str], ...]:

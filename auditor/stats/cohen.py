@@ -7,12 +7,13 @@ gives the K x K confusion table of every rater pair.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from auditor.stats.intervals import MIN_ITEMS_FOR_ZERO_SPREAD, UPPER_BOUND, z_value
-from auditor.stats.tables import GroupTable, within_item_pairs
+from auditor.stats.tables import GroupTable, onehot_blocks, within_item_pairs
 from auditor.stats.totals import safe_ratio
 
 _MAX_DENSE_CODES = 1 << 25
@@ -33,6 +34,9 @@ class PairwiseCohen:
     n_items: np.ndarray
     kappa: np.ndarray
     confusion: np.ndarray
+    # sum over the labels of (rater, category) of per-item ``carry`` rows, (R K, F), when the
+    # Gram path could sum it in the same pass over the one-hot blocks (else None)
+    carried: np.ndarray | None = None
 
 
 def _tally_by_rater_pairs(table: GroupTable) -> np.ndarray:
@@ -56,28 +60,25 @@ def _tally_by_rater_pairs(table: GroupTable) -> np.ndarray:
     return tally.ravel()
 
 
-def _tally_by_gram(table: GroupTable) -> np.ndarray:
+def _tally_by_gram(
+    table: GroupTable, carry: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
     """The same counts as ``_tally_by_rater_pairs`` from G = Z'Z, Z (items, R K) one-hot:
-    G[(a, c), (b, d)] counts the items where a gave c and b gave d (exact in float64)."""
+    G[(a, c), (b, d)] counts the items where a gave c and b gave d (exact in float64); and
+    Z' carry (R K, F) for per-item rows ``carry`` (N, F), in the same pass."""
     n_raters, k = table.rater_counts.shape
     columns = n_raters * k
-    n = table.n_pairable
-    step = max(1, GRAM_BLOCK_CELLS // max(1, columns))  # no column: a scope with no rater
     gram = np.zeros((columns, columns))
-    code = table.label_rater * k + table.label_category
-    for low in range(0, n, step):  # blocks bound memory; not a loop per item
-        high = min(n, low + step)
-        first = int(table.starts[low])
-        last = int(table.starts[high]) if high < n else code.shape[0]
-        onehot = np.zeros((high - low) * columns)
-        onehot[(table.label_item[first:last] - low) * columns + code[first:last]] = 1.0
-        onehot = onehot.reshape(high - low, columns)
+    carried = None if carry is None else np.zeros((columns, carry.shape[1]))
+    for low, high, onehot in onehot_blocks(table, GRAM_BLOCK_CELLS):
         gram += onehot.T @ onehot
+        if carried is not None and carry is not None:
+            carried += onehot.T @ carry[low:high]
     by_pair = gram.reshape(n_raters, k, n_raters, k).transpose(0, 2, 1, 3)
     tally = np.zeros((n_raters, n_raters, k * k), dtype=np.int64)
     later = np.triu(np.ones((n_raters, n_raters), dtype=bool), 1)  # pairs a < b
     tally[later] = np.rint(by_pair[later]).astype(np.int64).reshape(-1, k * k)
-    return tally.ravel()
+    return tally.ravel(), carried
 
 
 def _tally_by_label_pairs(table: GroupTable) -> tuple[np.ndarray, np.ndarray]:
@@ -103,10 +104,14 @@ def _tally_by_label_pairs(table: GroupTable) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(joined, return_counts=True)
 
 
-def pairwise_cohen(table: GroupTable, by_rater_pairs: bool | None = None) -> PairwiseCohen:
+def pairwise_cohen(
+    table: GroupTable, by_rater_pairs: bool | None = None, carry: np.ndarray | None = None
+) -> PairwiseCohen:
     """Confusion tables of all rater pairs that share at least one item, and their kappas.
 
     ``by_rater_pairs`` picks the counting method (None: the cheaper one for this table).
+    ``carry`` (N, F): per-item rows summed per (rater, category) of the labels when the Gram
+    path runs (``PairwiseCohen.carried``; the raters' confusion against the others reads it).
     """
     n_raters, k = table.rater_counts.shape
     if by_rater_pairs is None:
@@ -119,7 +124,8 @@ def pairwise_cohen(table: GroupTable, by_rater_pairs: bool | None = None) -> Pai
         )
     if by_rater_pairs:
         if n_raters * k <= GRAM_MAX_COLUMNS:
-            return _kappas(_tally_by_gram(table), n_raters, k)
+            tally, carried = _tally_by_gram(table, carry)
+            return dataclasses.replace(_kappas(tally, n_raters, k), carried=carried)
         return _kappas(_tally_by_rater_pairs(table), n_raters, k)
     cells, counts = _tally_by_label_pairs(table)
     return _from_cells(cells, counts, n_raters, k)
@@ -145,15 +151,26 @@ def _from_cells(cells: np.ndarray, cell_counts: np.ndarray, n_raters: int, k: in
     )
 
 
-def kappa_of(confusion: np.ndarray) -> np.ndarray:
-    """Cohen's kappa of confusion tables (..., K, K) -> (...), NaN where undefined."""
+def kappa_of(confusion: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Cohen's kappa of confusion tables (..., K, K) -> (...), NaN where undefined; with
+    agreement ``weights`` w (K, K), Cohen's (1968) weighted kappa: po = sum w o / n,
+    pe = sum_{c,k} w_ck a_c b_k / n^2 (Ao^w and Ae^w of docs/measures.md, "Ordinal scales")."""
     n = confusion.sum(axis=(-2, -1))
-    observed = safe_ratio(np.trace(confusion, axis1=-2, axis2=-1), n)
-    chance = safe_ratio((confusion.sum(axis=-1) * confusion.sum(axis=-2)).sum(axis=-1), n**2)
+    rows, columns = confusion.sum(axis=-1), confusion.sum(axis=-2)
+    if weights is None:
+        agreeing = np.trace(confusion, axis1=-2, axis2=-1)
+        expected = (rows * columns).sum(axis=-1)
+    else:
+        agreeing = np.einsum("...ck,ck->...", confusion, weights)
+        expected = np.einsum("...c,ck,...k->...", rows, weights, columns)
+    observed = safe_ratio(agreeing, n)
+    chance = safe_ratio(expected, n**2)
     return safe_ratio(observed - chance, 1.0 - chance)
 
 
-def jackknife_intervals(confusion: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+def jackknife_intervals(
+    confusion: np.ndarray, level: float, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Delete-one-shared-item jackknife of every pair's kappa, (P, K, K) -> (low, high) (P,).
 
     Deleting an item only removes one count from the cell (c_a, c_b) it falls in, so the
@@ -162,9 +179,9 @@ def jackknife_intervals(confusion: np.ndarray, level: float) -> tuple[np.ndarray
     """
     p, k, _ = confusion.shape
     n = confusion.sum(axis=(1, 2))
-    kappa = kappa_of(confusion)
+    kappa = kappa_of(confusion, weights)
     eye = np.eye(k * k).reshape(k * k, k, k)
-    without = kappa_of(confusion[:, None, :, :] - eye[None, :, :, :])  # (P, K*K)
+    without = kappa_of(confusion[:, None, :, :] - eye[None, :, :, :], weights)  # (P, K*K)
     weight = confusion.reshape(p, k * k)
     present = weight > 0
     ok = (n >= 2) & np.isfinite(kappa) & np.where(present, np.isfinite(without), True).all(axis=1)
@@ -180,16 +197,22 @@ def jackknife_intervals(confusion: np.ndarray, level: float) -> tuple[np.ndarray
 
 
 def bootstrap_intervals(
-    confusion: np.ndarray, level: float, rng: np.random.Generator, resamples: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap over each pair's shared items, (P, K, K) -> (low, high) (P,).
+    confusion: np.ndarray,
+    level: float,
+    rng: np.random.Generator,
+    resamples: int,
+    weightings: tuple[np.ndarray | None, ...] = (None,),
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Percentile bootstrap over each pair's shared items, (P, K, K) -> (low, high) (P,) per
+    entry of ``weightings`` (None: Cohen's kappa; a (K, K) matrix: the weighted kappa), all
+    from the same resamples.
 
     Redrawing a pair's n shared items with replacement makes its confusion table multinomial
     with the observed cell shares, so each resample is one multinomial draw of K^2 cells;
     pairs are drawn in chunks, all at once. NaN where n < 2 or mostly undefined.
     """
     p, k, _ = confusion.shape
-    low, high = np.full(p, np.nan), np.full(p, np.nan)
+    out = [(np.full(p, np.nan), np.full(p, np.nan)) for _ in weightings]
     n = confusion.sum(axis=(1, 2))
     usable = np.flatnonzero(n >= 2)
     chunk = max(1, (1 << 22) // max(1, resamples * k * k))
@@ -200,14 +223,16 @@ def bootstrap_intervals(
         tables = rng.multinomial(
             n[pairs].astype(np.int64), shares, size=(resamples, pairs.shape[0])
         )
-        replicates = kappa_of(tables.reshape(resamples, pairs.shape[0], k, k).astype(float))
-        finite = np.isfinite(replicates).sum(axis=0)
-        enough = finite >= max(10, resamples // 2)
-        if enough.any():
-            ordered = np.sort(replicates[:, enough], axis=0)  # NaN sort last
-            low[pairs[enough]] = _column_quantile(ordered, finite[enough], tail)
-            high[pairs[enough]] = _column_quantile(ordered, finite[enough], 1.0 - tail)
-    return low, high
+        tables = tables.reshape(resamples, pairs.shape[0], k, k).astype(float)
+        for (low, high), weights in zip(out, weightings, strict=True):  # one or two
+            replicates = kappa_of(tables, weights)
+            finite = np.isfinite(replicates).sum(axis=0)
+            enough = finite >= max(10, resamples // 2)
+            if enough.any():
+                ordered = np.sort(replicates[:, enough], axis=0)  # NaN sort last
+                low[pairs[enough]] = _column_quantile(ordered, finite[enough], tail)
+                high[pairs[enough]] = _column_quantile(ordered, finite[enough], 1.0 - tail)
+    return out
 
 
 def _column_quantile(ordered: np.ndarray, count: np.ndarray, q: float) -> np.ndarray:

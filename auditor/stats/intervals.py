@@ -155,8 +155,13 @@ def grouped_means(
     level: float,
     rng: np.random.Generator | None,
     resamples: int,
+    floor: float = 0.0,
+    ceiling: float = UPPER_BOUND,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Intervals for the mean of ``values`` (G,) within each group (e.g. a rater's repeated items).
+
+    ``floor``, ``ceiling``: the range of the values (shares by default: [0, 1]), where the
+    jackknife's normal interval is cut.
 
     Jackknife: the delete-one se of a mean is s / sqrt(k). Bootstrap: each group's own values
     are redrawn with replacement, all groups at once. Returns (low, high), each (n_groups,),
@@ -175,9 +180,10 @@ def grouped_means(
         spread = np.bincount(group, weights=(values - mean[group]) ** 2, minlength=n_groups)
         se = np.sqrt(spread[enough] / (k[enough] * (k[enough] - 1)))
         half = z_value(level) * se
-        # the values are shares in [0, 1] (self-agreement, random choice): so is their mean
-        low[enough] = np.maximum(mean[enough] - half, 0.0)
-        high[enough] = np.minimum(mean[enough] + half, UPPER_BOUND)
+        # the values lie in [floor, ceiling] (shares: self-agreement, random choice): so does
+        # their mean
+        low[enough] = np.maximum(mean[enough] - half, floor)
+        high[enough] = np.minimum(mean[enough] + half, ceiling)
         # zero spread from a handful of repeated items says nothing: no interval (NaN)
         blind = (se <= 1e-12) & (k[enough] < MIN_ITEMS_FOR_ZERO_SPREAD)
         low[np.flatnonzero(enough)[blind]] = np.nan

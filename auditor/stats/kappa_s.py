@@ -92,18 +92,23 @@ def _pair_weights(table: GroupTable) -> np.ndarray:
 
 
 def _pair_term(
-    table: GroupTable, delta: np.ndarray, pair_w: np.ndarray, code: np.ndarray
+    table: GroupTable,
+    delta: np.ndarray,
+    pair_w: np.ndarray,
+    code: np.ndarray,
+    weights: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per item, sum over ordered pairs p != q of its raters of W_pq delta_p . delta_q, (N,),
     walking the within-item label pairs (the sparse path; ``_dense_change`` is the dense one).
 
     delta : (R * K, K), the change of v_p for a label of rater p with category c (row p K + c);
-    code : (L,) that row for each label.
+    code : (L,) that row for each label; weights : agreement weights (K, K) (None: identity).
     """
     item, rater = table.label_item, table.label_rater
+    left = delta if weights is None else delta @ weights
     out = np.zeros(table.n_pairable)
     for i, j in within_item_pairs(item, table.starts, table.m):
-        dots = np.einsum("ij,ij->i", delta[code[i]], delta[code[j]]) * pair_w[rater[i], rater[j]]
+        dots = np.einsum("ij,ij->i", left[code[i]], delta[code[j]]) * pair_w[rater[i], rater[j]]
         out += 2.0 * np.bincount(item[i], weights=dots, minlength=out.shape[0])
     return out
 
@@ -114,6 +119,7 @@ def _dense_change(
     bias: np.ndarray,
     scale: tuple[np.ndarray, np.ndarray],
     per_label: np.ndarray,
+    weights: np.ndarray | None = None,
 ) -> np.ndarray:
     """T'_u - T of every item from dense one-hot blocks Z (items, K, R) of the labels.
 
@@ -125,13 +131,17 @@ def _dense_change(
     and (R, R) matrices per block, O(N R^2 K) flops, no (labels, K) array.
     per_label : (K R, F) the per-label terms summed per item (row c R + p): [linear, v'_p (K),
     |v'_p|^2], so sum over pairs of v'_p . v'_q is |sum v'_p|^2 - sum |v'_p|^2.
+    With agreement weights w (K, K) every dot product a . b is a' w b: v_q becomes w v_q in the
+    category term and a pair of labels (c, d) counts w_cd instead of [c = d]; the last column of
+    ``per_label`` is then v'_p' w v'_p.
     """
     n_raters, k = bias.shape
     s, t = scale
+    mixed = bias if weights is None else bias @ weights
     weighted = pair_w * s[:, None]  # W_qp s_q, rows q
-    by_present = (weighted * s[None, :] * (bias @ bias.T))[:, None, :] - 2.0 * (
+    by_present = (weighted * s[None, :] * (mixed @ bias.T))[:, None, :] - 2.0 * (
         weighted * t[None, :]
-    )[:, None, :] * bias[:, :, None]
+    )[:, None, :] * mixed[:, :, None]
     by_present = by_present.reshape(n_raters, k * n_raters)
     by_equal = pair_w * t[:, None] * t[None, :]
     weight = 1.0 / (table.m * (table.m - 1))
@@ -152,12 +162,15 @@ def _dense_change(
             else onehot.reshape(size, k, n_raters).sum(axis=1)
         )
         spread = present @ by_present
-        spread += (block.reshape(size * k, n_raters) @ by_equal).reshape(size, cells)
+        equal = block.reshape(size * k, n_raters) @ by_equal
+        if weights is not None:  # a pair of labels (c, d) counts w_cd
+            equal = np.einsum("cd,udp->ucp", weights, equal.reshape(size, k, n_raters))
+        spread += equal.reshape(size, cells)
         pair = np.einsum("ij,ij->i", spread, onehot)
-        del spread
+        del spread, equal
         sums = onehot @ per_label
         reduced = sums[:, 1 : 1 + k]
-        square = np.einsum("ij,ij->i", reduced, reduced)
+        square = np.einsum("ij,ij->i", reduced if weights is None else reduced @ weights, reduced)
         square -= sums[:, 1 + k]
         square *= weight[low:high]
         pair += sums[:, 0]
@@ -167,11 +180,16 @@ def _dense_change(
 
 
 def leave_one_out(
-    table: GroupTable, observed: np.ndarray | None = None, chance: np.ndarray | None = None
+    table: GroupTable,
+    observed: np.ndarray | None = None,
+    chance: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
 ) -> np.ndarray:
     """kappa_S without each pairable item, shape (N,), NaN where undefined (exact).
 
-    observed, chance : Ao_u and Ae_u (N,) when the caller has them already.
+    observed, chance : Ao_u and Ae_u (N,) when the caller has them already (required with
+    ``weights``: then Ao^w_u and Ae^w_u).
+    weights : agreement weights (K, K) for kappa_S^w (None: the identity, kappa_S).
     v'_p depends only on the rater and the category of its label on the deleted item, so the
     per-label terms are looked up in (R K)-row tables instead of (labels, K) arrays.
     """
@@ -183,6 +201,10 @@ def leave_one_out(
     weight = 1.0 / (table.m * (table.m - 1))
     pair_w = _pair_weights(table)
     helper = pair_w @ bias  # H_p = sum_q W_pq v_q, (R, K)
+    if weights is not None:
+        if observed is None or chance is None:
+            raise ValueError("weighted kappa_S needs its observed and chance terms")
+        helper = helper @ weights
     n_p = table.n_per_rater
     left = (n_p - 1).astype(float)
     # reduced[p, c] = v'_p after deleting an item where p gave c (0 if it was p's only item)
@@ -192,26 +214,29 @@ def leave_one_out(
     )
     delta = reduced - bias[:, None, :]
     linear = 2.0 * (delta * helper[:, None, :]).sum(axis=2)
+    own = reduced if weights is None else reduced @ weights
+    quadratic = (own * reduced).sum(axis=2)  # v'_p' w v'_p
     if _dense(table):
         per_label = np.concatenate(
-            [linear[:, :, None], reduced, (reduced**2).sum(axis=2)[:, :, None]], axis=2
+            [linear[:, :, None], reduced, quadratic[:, :, None]], axis=2
         )  # (R, K, F): rows reordered to c R + p below
         inverse = np.divide(1.0, left, out=np.zeros(n_raters), where=left > 0)
         scale = (np.where(n_p == 1, -1.0, inverse), inverse)
         per_label = per_label.transpose(1, 0, 2).reshape(k * n_raters, k + 2)
-        change = _dense_change(table, pair_w, bias, scale, per_label)
+        change = _dense_change(table, pair_w, bias, scale, per_label, weights)
     else:
         reduced = reduced.reshape(n_raters * k, k)
         item = table.label_item
         code = table.label_rater * k + table.label_category
         change = np.bincount(item, weights=linear.ravel()[code], minlength=n)
-        change += _pair_term(table, delta.reshape(n_raters * k, k), pair_w, code)
+        change += _pair_term(table, delta.reshape(n_raters * k, k), pair_w, code, weights)
         summed = np.empty((n, k))
         for c in range(k):  # bounded by the number of categories
             summed[:, c] = np.bincount(item, weights=reduced[code, c], minlength=n)
-        squares = np.bincount(item, weights=(reduced**2).sum(axis=1)[code], minlength=n)
+        squares = np.bincount(item, weights=quadratic.ravel()[code], minlength=n)
         del code
-        change -= weight * ((summed**2).sum(axis=1) - squares)
+        mixed = summed if weights is None else summed @ weights
+        change -= weight * (np.einsum("ij,ij->i", mixed, summed) - squares)
     remaining = n - 1
     ao_loo = safe_ratio(ao.sum() - ao, np.full(n, remaining))
     ae_loo = safe_ratio(ae.sum() + change, np.full(n, remaining))
@@ -234,12 +259,19 @@ def _patterns(table: GroupTable) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Bootstrap:
-    """Resampled kappa_S from weight matrices (B, N) over pairable items."""
+    """Resampled kappa_S from weight matrices (B, N) over pairable items; with agreement
+    ``weights`` (K, K) and ``observed`` = Ao^w_u, kappa_S^w."""
 
-    def __init__(self, table: GroupTable) -> None:
+    def __init__(
+        self,
+        table: GroupTable,
+        observed: np.ndarray | None = None,
+        weights: np.ndarray | None = None,
+    ) -> None:
         self.table = table
         n_raters, k = table.rater_counts.shape
-        self.ao = observed_per_item(table.counts, table.m)
+        self.ao = observed_per_item(table.counts, table.m) if observed is None else observed
+        self.weights = weights
         pattern, presence = _patterns(table)
         self.feasible = presence.shape[0] * n_raters * n_raters <= MAX_PATTERN_CELLS
         if not self.feasible:
@@ -281,5 +313,6 @@ class Bootstrap:
                 self.pattern, weights=weights[row], minlength=pattern_weight.shape[1]
             )
         pair_w = (pattern_weight @ self.pair_by_pattern).reshape(b, n_raters, n_raters)
-        chance_total = np.einsum("bpq,bpk,bqk->b", pair_w, bias, bias)
+        mixed = bias if self.weights is None else bias @ self.weights
+        chance_total = np.einsum("bpq,bpk,bqk->b", pair_w, mixed, bias)
         return kappa_from(ao, safe_ratio(chance_total, total))

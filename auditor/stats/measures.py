@@ -7,24 +7,45 @@ import dataclasses
 
 import numpy as np
 
-from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings, RaterModel, RhoUnrated
+from auditor.domain import (
+    IntervalMethod,
+    LabelArrays,
+    ProjectSettings,
+    Scale,
+    Weights,
+)
 from auditor.stats import (
     alpha,
+    canonical,
+    chance,
+    coefficients,
+    cohen,
     group,
+    intervals,
     kappa,
     kappa_s,
     raters,
-    reestimate,
+    reading,
     reporting,
+    resampling,
     rho,
     rnr,
 )
 from auditor.stats.bands import BandScale
 from auditor.stats.estimators import Estimator, from_totals, project_intervals
-from auditor.stats.results import PROJECT_MEASURES, Measure, MeasureSet
+from auditor.stats.results import (
+    CATEGORY_MEASURES,
+    ORDINAL_MEASURES,
+    PROJECT_MEASURES,
+    CohenPair,
+    Measure,
+    MeasureSet,
+    ModelResult,
+    RaterResult,
+)
 from auditor.stats.selfagreement import RaterFit, SelfAgreement, fit, self_agreement
 from auditor.stats.tables import Cells, GroupTable, collapse, group_table
-from auditor.stats.totals import ItemTotals, mean_of
+from auditor.stats.totals import mean_of
 
 # The seed used when bootstrap intervals are asked for without one; recorded in the result.
 DEFAULT_SEED = 20110905
@@ -43,8 +64,13 @@ def _group_estimators(
     rater_fit: RaterFit,
     prevalence: np.ndarray,
     seed: int,
+    extra: tuple[cohen.PairwiseCohen, np.ndarray, np.ndarray, np.ndarray | None],
 ) -> tuple[dict[str, Estimator], dict[str, str]]:
-    """The project measures defined over pairable items (all but mean self-agreement)."""
+    """The project measures defined over pairable items (all but mean self-agreement).
+
+    extra : (pairwise Cohen tables, rater sums S (N, K), biases v (R, K), agreement
+    weights (K, K) on an ordinal scale, else None) for the measures of ``coefficients``.
+    """
     lk, kr = BandScale.LANDIS_KOCH, BandScale.KRIPPENDORFF
     keep = settings.interval_method != IntervalMethod.NONE
     per_item = kappa.observed_per_item(table.counts, table.m)  # Ao_u, read by four measures
@@ -58,6 +84,19 @@ def _group_estimators(
         ),
     }
     del observed
+    pairs, summed, bias, weights = extra
+    out.update(coefficients.nominal_estimators(table, per_item, pairs, keep))
+    if weights is not None:
+        out.update(
+            coefficients.ordinal_estimators(
+                table,
+                summed,
+                bias,
+                weights,
+                keep,
+                settings.interval_method == IntervalMethod.BOOTSTRAP,
+            )
+        )
     chance_per_item = chance.sum(axis=1)
     ae = float(chance_per_item.mean()) if table.n_pairable else float("nan")
     bootstrap = None
@@ -92,7 +131,7 @@ def _group_estimators(
         if rho_result.totals is not None:
             out["rho"] = from_totals(rho_result.totals, "no item to score", kr, keep)
             if keep:
-                out["rho"] = _rho_resampling(
+                out["rho"] = resampling.rho_resampling(
                     out["rho"], rho_result, table, model, rater_fit, settings, seed
                 )
         else:
@@ -108,98 +147,10 @@ def _group_estimators(
             slopes = rnr.slopes(table)
             for offset, name in enumerate(("repeatability", "rater_effect")):
                 term = split.repeatability if offset == 0 else split.rater_effect
-                out[name] = _split_resampling(
+                out[name] = resampling.split_resampling(
                     out[name], term, slopes[name], table, model, seed + 1 + offset
                 )
     return out, reasons
-
-
-# rho's co-agreement table (K, R, R) above this many cells is not built: no rho interval
-MAX_PAIR_TABLE = 1 << 24
-_FILL = {RhoUnrated.POOL: None, RhoUnrated.PERFECT: 1.0, RhoUnrated.EXCLUDE: 0.0}
-
-
-def _rho_resampling(
-    est: Estimator,
-    result: rho.Rho,
-    table: GroupTable,
-    model: SelfAgreement,
-    rater_fit: RaterFit,
-    settings: ProjectSettings,
-    seed: int,
-) -> Estimator:
-    """rho's intervals re-estimate every rater's Y within each resample (``reestimate``)."""
-    k, n_raters = table.counts.shape[1], model.sa.shape[0]
-    if k * n_raters * n_raters > MAX_PAIR_TABLE or result.per_item is None:
-        return dataclasses.replace(est, no_interval="too many raters for rho's interval")
-    rated = model.n_items > 0
-    pairs = rho.co_agreement(table, rated, settings.rho_unrated, k)
-    if rater_fit.mode == RaterModel.MOMENTS:
-        values, transform = model.cell_sa, reestimate.sqrt_reliability
-    else:
-        assert rater_fit.cell_x is not None
-        values, transform = rater_fit.cell_x, reestimate.one_minus
-    repeats = reestimate.repeats_for(
-        values,
-        model.cell_rater,
-        model.cell_item,
-        table.items,
-        table.counts,
-        rated,
-        transform,
-        _FILL[settings.rho_unrated],
-    )
-    mode = settings.rho_mode
-
-    def evaluate(y: np.ndarray, shares: np.ndarray) -> np.ndarray:
-        return rho.evaluate(pairs, y, shares, mode)
-
-    per_item, used = result.per_item, result.used
-    assert used is not None
-    rng = np.random.default_rng([seed, 1])
-    return dataclasses.replace(
-        est,
-        leave_one_out=lambda: reestimate.leave_one_out(repeats, per_item, used, evaluate),
-        replicate=lambda w: reestimate.replicates(repeats, per_item, used, evaluate, w, rng),
-    )
-
-
-def _split_resampling(
-    est: Estimator,
-    totals: ItemTotals,
-    slope: np.ndarray,
-    table: GroupTable,
-    model: SelfAgreement,
-    seed: int,
-) -> Estimator:
-    """The R&R terms' intervals re-estimate every rater's SA within each resample.
-
-    A term's item sum is linear in the raters' SA (``slope`` (R,) is its derivative).
-    """
-    repeats = reestimate.repeats_for(
-        model.cell_sa,
-        model.cell_rater,
-        model.cell_item,
-        table.items,
-        table.counts,
-        model.n_items > 0,
-        reestimate.identity,
-        None,
-    )
-    per_item = totals.features[:, 1]
-    used = np.ones(per_item.shape[0], dtype=bool)
-
-    def evaluate(sa: np.ndarray, shares: np.ndarray) -> np.ndarray:
-        del shares
-        result: np.ndarray = sa @ slope
-        return result
-
-    rng = np.random.default_rng([seed, 2])
-    return dataclasses.replace(
-        est,
-        leave_one_out=lambda: reestimate.leave_one_out(repeats, per_item, used, evaluate),
-        replicate=lambda w: reestimate.replicates(repeats, per_item, used, evaluate, w, rng),
-    )
 
 
 def _prevalence(labels: LabelArrays, table: GroupTable) -> np.ndarray:
@@ -219,7 +170,12 @@ def _prevalence(labels: LabelArrays, table: GroupTable) -> np.ndarray:
 
 
 def compute_measures(
-    labels: LabelArrays, settings: ProjectSettings, *, seed: int | None = None
+    labels: LabelArrays,
+    settings: ProjectSettings,
+    *,
+    seed: int | None = None,
+    scale: Scale | None = None,
+    weights: Weights | None = None,
 ) -> MeasureSet:
     """Every measure of docs/measures.md ("Project measures") for ``labels``, with intervals
     chosen by ``settings``.
@@ -229,7 +185,16 @@ def compute_measures(
     labels : the long label arrays (validated; ``ValueError`` names the field and row).
     settings : collapse policy, rho options, interval method, level and bootstrap resamples.
     seed : bootstrap seed; defaults to ``DEFAULT_SEED``; recorded in the result when used.
+    scale, weights : ``ordinal`` adds the weighted coefficients (with ``weights``), each
+        rater's grade bias and the pairs' weighted kappa; the declared order of the
+        categories is the scale's order. Default: the settings' ``scale`` and ``weights``.
     """
+    scale = settings.scale if scale is None else scale
+    weights = settings.weights if weights is None else weights
+    rater_input: np.ndarray | None = None
+    if settings.interval_method == IntervalMethod.BOOTSTRAP:
+        # the seed reproduces the intervals whatever the order of the rows (canonical.py)
+        labels, rater_input = canonical.canonical(labels, settings.collapse)
     cells = collapse(labels, settings.collapse)
     table = group_table(cells, labels.rater_is_model)
     n_raters = labels.n_raters
@@ -249,7 +214,13 @@ def compute_measures(
 
     bias = table.rater_bias()
     summed, squares = kappa.rater_sums(table, bias)
-    chance = (summed**2 - squares) / np.maximum(table.m * (table.m - 1), 1)[:, None]
+    chance_by_category = (summed**2 - squares) / np.maximum(table.m * (table.m - 1), 1)[:, None]
+    agreement_weights = (
+        chance.weight_matrix(labels.n_categories, scale, weights)
+        if scale == Scale.ORDINAL
+        else None
+    )
+    pairs = cohen.pairwise_cohen(table, carry=reading.confusion_carry(table))
     used_seed = None
     rng = None
     if settings.interval_method == IntervalMethod.BOOTSTRAP:
@@ -258,29 +229,34 @@ def compute_measures(
     estimators, undefined = _group_estimators(
         table,
         cells,
-        chance,
+        chance_by_category,
         settings,
         model,
         rater_fit,
         prevalence,
         DEFAULT_SEED if used_seed is None else used_seed,
+        (pairs, summed, bias, agreement_weights),
     )
     bounds = project_intervals(estimators, settings, table.n_pairable, labels.n_categories, rng)
 
     measures: dict[str, Measure] = {}
+    by_category: dict[str, dict[str, Measure]] = {}
+    for name in CATEGORY_MEASURES:
+        by_category[name] = {}
+        for c, category in enumerate(labels.category_names):
+            key = coefficients.category_key(name, c)
+            by_category[name][category] = _measure(
+                estimators[key], bounds.get(key), table, settings
+            )
     for name in PROJECT_MEASURES:
+        if name in ORDINAL_MEASURES and agreement_weights is None:
+            continue  # the weighted coefficients are reported on ordinal scales only
         if name == "mean_self_agreement":
             measures[name] = raters.mean_self_agreement(model, settings, rng)
         elif name not in estimators:  # rho or the split without what they need
             measures[name] = Measure(None, n=0, reason=undefined.get(name, "undefined"))
         else:
-            est = estimators[name]
-            reason = NO_PAIRABLE if table.n_pairable == 0 else None
-            if reason is None and not np.isfinite(est.value):
-                reason = est.undefined
-            measures[name] = reporting.make_measure(
-                est.value, est.n, reason, est.scale, bounds.get(name), settings
-            )
+            measures[name] = _measure(estimators[name], bounds.get(name), table, settings)
     # the per-item statistics of the project measures are done with: free them before the
     # per-rater intervals (their delete-one values: 80 MB at 10M labels)
     del estimators, bounds
@@ -296,6 +272,21 @@ def compute_measures(
         against.low if wanted else None,
         against.high if wanted else None,
     )
+    rater_results = raters.rater_results(
+        labels, table, model, rater_fit, s_vs_group, names, settings, rng
+    )
+    rater_results = raters.with_confusion(
+        rater_results, labels, table, settings, rng, scale, pairs.carried
+    )
+    model_results = reporting.model_results(
+        labels, cells, table, chance_by_category, names, settings, rng
+    )
+    pair_results = reporting.pairwise(table, names, settings, rng, agreement_weights, pairs)
+    if rater_input is not None:
+        position = {name: int(rater_input[p]) for p, name in enumerate(names)}
+        rater_results, model_results, pair_results = _input_order(
+            position, rater_results, model_results, pair_results
+        )
     return MeasureSet(
         n_labels=labels.n_labels,
         n_items=labels.n_items,
@@ -303,15 +294,50 @@ def compute_measures(
         n_pairable_items=table.n_pairable,
         categories=tuple(labels.category_names),
         measures=measures,
-        raters=raters.rater_results(
-            labels, table, model, rater_fit, s_vs_group, names, settings, rng
-        ),
-        models=reporting.model_results(labels, cells, table, chance, names, settings, rng),
-        pairwise_cohen=reporting.pairwise(table, names, settings, rng),
+        raters=rater_results,
+        models=model_results,
+        pairwise_cohen=pair_results,
         interval_method=settings.interval_method,
         interval_level=settings.interval_level,
         seed=used_seed,
         bootstrap_resamples=settings.bootstrap_resamples if rng is not None else None,
         rater_model=settings.rater_model,
         self_agreement_spread=raters.spread(model),
+        by_category=by_category,
+        scale=scale,
+        weights=weights if scale == Scale.ORDINAL else None,
+    )
+
+
+def _measure(
+    est: Estimator,
+    interval: intervals.Interval | None,
+    table: GroupTable,
+    settings: ProjectSettings,
+) -> Measure:
+    reason = NO_PAIRABLE if table.n_pairable == 0 else None
+    if reason is None and not np.isfinite(est.value):
+        reason = est.undefined
+    if est.jackknife_only and settings.interval_method == IntervalMethod.BOOTSTRAP:
+        settings = dataclasses.replace(settings, interval_method=IntervalMethod.JACKKNIFE)
+    return reporting.make_measure(est.value, est.n, reason, est.scale, interval, settings)
+
+
+def _input_order(
+    position: dict[str, int],
+    rater_results: tuple[RaterResult, ...],
+    model_results: tuple[ModelResult, ...],
+    pair_results: tuple[CohenPair, ...],
+) -> tuple[tuple[RaterResult, ...], tuple[ModelResult, ...], tuple[CohenPair, ...]]:
+    """Results computed in the canonical numbering, listed in the input's rater order (the
+    order every other method lists them in; pair subjects "a|b" keep their order)."""
+    pairs = []
+    for pair in pair_results:  # bounded by the rater pairs
+        if position[pair.rater_a] > position[pair.rater_b]:
+            pair = dataclasses.replace(pair, rater_a=pair.rater_b, rater_b=pair.rater_a)
+        pairs.append(pair)
+    return (
+        tuple(sorted(rater_results, key=lambda r: position[r.rater])),
+        tuple(sorted(model_results, key=lambda m: position[m.rater])),
+        tuple(sorted(pairs, key=lambda p: (position[p.rater_a], position[p.rater_b]))),
     )

@@ -10,10 +10,12 @@ In ``max_entropy`` mode x_p is itself a mean over repeated items and gets its ow
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings, RaterModel
-from auditor.stats import intervals
+from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings, RaterModel, Scale
+from auditor.stats import intervals, ordinal, reading
 from auditor.stats.bands import BandScale
 from auditor.stats.reporting import AMAX_EQUALS_AE, NO_REPEATS, make_measure
 from auditor.stats.results import Measure, RaterResult
@@ -223,6 +225,78 @@ def rater_results(
                 ),
                 n_repeated_items=k,
                 n_presentations=int(model.n_presentations[p]),
+            )
+        )
+    return tuple(out)
+
+
+NO_PAIRABLE_ITEM = "no item she shares with another human rater"
+
+
+def with_confusion(
+    results: tuple[RaterResult, ...],
+    labels: LabelArrays,
+    table: GroupTable,
+    settings: ProjectSettings,
+    rng: np.random.Generator | None,
+    scale: Scale,
+    carried: np.ndarray | None = None,
+) -> tuple[RaterResult, ...]:
+    """Each rater's confusion against the others (row-normalised, docs/measures.md, "Reading a
+    coefficient") and on an ordinal scale her grade bias, with an interval over her items
+    (``carried``: the confusion's sums from the pairwise Cohen pass, when it made them)."""
+    n_raters, k = table.rater_counts.shape
+    confusion = reading.rater_confusion(table, carried)
+    shares = reading.row_normalised(confusion)
+    counts = table.rater_counts
+    bias_values: np.ndarray | None = None
+    bias_n = np.zeros(n_raters, dtype=np.int64)
+    low = high = np.full(n_raters, np.nan)
+    if scale == Scale.ORDINAL:
+        bias_values = reading.grade_bias_from(confusion, counts)
+        bias_n = counts.sum(axis=1)
+        if settings.interval_method != IntervalMethod.NONE:
+            differences = ordinal.grade_differences(table)
+            low, high = intervals.grouped_means(
+                differences,
+                table.label_rater,
+                n_raters,
+                settings.interval_method.value,
+                settings.interval_level,
+                rng,
+                settings.bootstrap_resamples,
+                floor=-(k - 1.0),
+                ceiling=k - 1.0,
+            )
+    out = []
+    for p, result in zip(np.flatnonzero(~labels.rater_is_model), results, strict=True):
+        rows = tuple(
+            tuple(None if not np.isfinite(v) else float(v) for v in row) for row in shares[p]
+        )
+        grade: Measure | None = None
+        if bias_values is not None:
+            n = int(bias_n[p])
+            interval: intervals.Interval | None = None
+            if settings.interval_method != IntervalMethod.NONE:
+                interval = (
+                    (float(low[p]), float(high[p]), None)
+                    if np.isfinite(low[p])
+                    else (None, None, "no interval: too few items")
+                )
+            grade = make_measure(
+                float(bias_values[p]),
+                n,
+                None if n else NO_PAIRABLE_ITEM,
+                None,
+                interval,
+                settings,
+            )
+        out.append(
+            dataclasses.replace(
+                result,
+                grade_bias=grade,
+                confusion=rows,
+                confusion_n=tuple(int(c) for c in counts[p]),
             )
         )
     return tuple(out)

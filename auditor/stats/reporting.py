@@ -137,50 +137,69 @@ def pairwise(
     names: tuple[str, ...],
     settings: ProjectSettings,
     rng: np.random.Generator | None,
+    weights: np.ndarray | None = None,
+    result: cohen.PairwiseCohen | None = None,
 ) -> tuple[CohenPair, ...]:
-    """Cohen's kappa of every pair of human raters that shared at least one item."""
-    result = cohen.pairwise_cohen(table)
+    """Cohen's kappa of every pair of human raters that shared at least one item, and with
+    agreement ``weights`` (an ordinal scale) the weighted kappa ``cohen_w`` beside it, both
+    from the same confusion tables and, for the bootstrap, the same resamples."""
+    result = cohen.pairwise_cohen(table) if result is None else result
     method, level = settings.interval_method, settings.interval_level
     p = result.kappa.shape[0]
-    low, high = np.full(p, np.nan), np.full(p, np.nan)
+    weightings: tuple[np.ndarray | None, ...] = (None,) if weights is None else (None, weights)
+    kappas = [result.kappa] + [cohen.kappa_of(result.confusion, w) for w in weightings[1:]]
+    bounds = [(np.full(p, np.nan), np.full(p, np.nan)) for _ in weightings]
 
-    def by_bootstrap(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        low, high = cohen.bootstrap_intervals(
-            result.confusion, level, rng, settings.bootstrap_resamples
+    def by_bootstrap(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
+        found = cohen.bootstrap_intervals(
+            result.confusion, level, rng, settings.bootstrap_resamples, weightings
         )
         # zero width from a handful of shared items says nothing, as for the jackknife
-        blind = (high - low <= 1e-12) & (result.n_items < intervals.MIN_ITEMS_FOR_ZERO_SPREAD)
-        return np.where(blind, np.nan, low), np.where(blind, np.nan, high)
+        few = result.n_items < intervals.MIN_ITEMS_FOR_ZERO_SPREAD
+        out = []
+        for low, high in found:
+            blind = (high - low <= 1e-12) & few
+            out.append((np.where(blind, np.nan, low), np.where(blind, np.nan, high)))
+        return out
 
     if p:
-        low, high = intervals.by_method(
+        bounds = intervals.by_method(
             method,
-            (low, high),
-            lambda: cohen.jackknife_intervals(result.confusion, level),
+            bounds,
+            lambda: [cohen.jackknife_intervals(result.confusion, level, w) for w in weightings],
             by_bootstrap,
             rng,
         )
     out = []
-    for i, (a, b, n, kappa) in enumerate(
+    for i, (a, b, n) in enumerate(
         zip(  # bounded by the number of rater pairs
-            result.rater_a.tolist(),
-            result.rater_b.tolist(),
-            result.n_items.tolist(),
-            result.kappa.tolist(),
-            strict=True,
+            result.rater_a.tolist(), result.rater_b.tolist(), result.n_items.tolist(), strict=True
         )
     ):
-        reason = None if np.isfinite(kappa) else SINGLE_CATEGORY_PAIR
-        interval: intervals.Interval | None = None
-        if method != IntervalMethod.NONE:
-            interval = (
-                (float(low[i]), float(high[i]), None)
-                if np.isfinite(low[i])
-                else (None, None, "no interval: too few shared items or undefined without one")
+        measures = [
+            _pair_measure(float(kappa[i]), n, float(low[i]), float(high[i]), settings)
+            for kappa, (low, high) in zip(kappas, bounds, strict=True)
+        ]
+        out.append(
+            CohenPair(
+                names[a], names[b], measures[0], n, measures[1] if weights is not None else None
             )
-        measure = make_measure(kappa, n, reason, BandScale.LANDIS_KOCH, interval, settings)
-        out.append(CohenPair(names[a], names[b], measure, n))
+        )
     return tuple(out)
+
+
+def _pair_measure(
+    kappa: float, n: int, low: float, high: float, settings: ProjectSettings
+) -> Measure:
+    reason = None if np.isfinite(kappa) else SINGLE_CATEGORY_PAIR
+    interval: intervals.Interval | None = None
+    if settings.interval_method != IntervalMethod.NONE:
+        interval = (
+            (low, high, None)
+            if np.isfinite(low)
+            else (None, None, "no interval: too few shared items or undefined without one")
+        )
+    return make_measure(kappa, n, reason, BandScale.LANDIS_KOCH, interval, settings)
 
 
 SINGLE_CATEGORY_PAIR = "both raters used one single category on their shared items"

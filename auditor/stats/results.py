@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from auditor.domain import IntervalMethod, RaterModel
+from auditor.domain import IntervalMethod, RaterModel, Scale, Weights
 from auditor.stats.catalogue import names_for
 
-# The nine project-level measures of the public JSON contract (issue 3 item 4), in order.
+# The project-level measures of the public JSON contract (issue 3 item 4, issue 24), in order;
+# those of ``ORDINAL_MEASURES`` only on an ordinal scale.
 PROJECT_MEASURES: tuple[str, ...] = names_for("project", from_stats=True)
+ORDINAL_MEASURES: tuple[str, ...] = names_for("project", ordinal=True)
+# Per category (a Measure per category name under ``measures.<name>``).
+CATEGORY_MEASURES: tuple[str, ...] = names_for("category")
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,9 @@ class RaterResult:
     s_vs_group: Measure
     n_repeated_items: int
     n_presentations: int
+    grade_bias: Measure | None = None  # ordinal scales only
+    confusion: tuple[tuple[float | None, ...], ...] = ()  # row-normalised, K x K
+    confusion_n: tuple[int, ...] = ()  # her pairable items per category (the rows' counts)
 
 
 @dataclass(frozen=True)
@@ -71,12 +78,14 @@ class ModelResult:
 
 @dataclass(frozen=True)
 class CohenPair:
-    """Cohen's kappa of two human raters on the items both labeled."""
+    """Cohen's kappa of two human raters on the items both labeled; on an ordinal scale also
+    the weighted kappa (``cohen_w``)."""
 
     rater_a: str
     rater_b: str
     kappa: Measure
     n_items: int
+    cohen_w: Measure | None = None
 
 
 @dataclass(frozen=True)
@@ -99,3 +108,6 @@ class MeasureSet:
     rater_model: RaterModel = RaterModel.MOMENTS
     self_agreement_spread: float | None = None
     notes: tuple[str, ...] = field(default=())
+    by_category: dict[str, dict[str, Measure]] = field(default_factory=dict)
+    scale: Scale = Scale.NOMINAL
+    weights: Weights | None = None

@@ -205,6 +205,8 @@ class GroupTable:
         on pairable items, sorted by (item, rater); ``label_item`` is the position in ``items``.
     starts : int64, shape (N,); first label position of each item.
     rater_counts : int64, shape (R, K); a_pc, pairable items rater p gave category c.
+    single_counts : int64, shape (K,); category counts of the items with a single group label
+        (not pairable: only Gwet's pi_c counts them).
     """
 
     items: np.ndarray
@@ -215,6 +217,7 @@ class GroupTable:
     label_category: np.ndarray
     starts: np.ndarray
     rater_counts: np.ndarray
+    single_counts: np.ndarray
 
     @property
     def n_pairable(self) -> int:
@@ -295,6 +298,12 @@ def group_table(cells: Cells, rater_is_model: np.ndarray) -> GroupTable:
     pairable = m_all >= 2
     labeled = m_all > 0
     every_pairable = bool((pairable | ~labeled).all())  # no label on an unpairable item
+    if every_pairable:
+        single_counts = np.zeros(k, dtype=np.int64)
+    else:
+        group_category = cells.category if human_cell is None else cells.category[human_cell]
+        single_counts = np.bincount(group_category[m_all[item] == 1], minlength=k)
+        del group_category
     if human_cell is None and every_pairable and labeled.all():
         # every cell is a group label on a pairable item and no item is empty (the usual
         # large case): the table shares the cells' arrays instead of copying them
@@ -329,6 +338,7 @@ def group_table(cells: Cells, rater_is_model: np.ndarray) -> GroupTable:
         label_category=label_category,
         starts=starts,
         rater_counts=rater_counts,
+        single_counts=single_counts,
     )
     # the counts' flat (item, category) index is the table's ``label_code``: computed once
     table.__dict__["label_code"] = code
@@ -361,3 +371,22 @@ def within_item_pairs(
             offset = np.arange(n_pairs, dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
             yield first, first + offset + 1
         low = high
+
+
+def onehot_blocks(table: GroupTable, block_cells: int) -> Iterator[tuple[int, int, np.ndarray]]:
+    """(low, high, Z) over blocks of pairable items [low, high): Z (high - low, R K) holds 1 at
+    (item, rater * K + category) of each group label. Blocks of about ``block_cells`` cells stay
+    in cache; sums over items then become BLAS products per block (pairwise Cohen's Gram
+    matrix, the bias index's jackknife)."""
+    n_raters, k = table.rater_counts.shape
+    columns = n_raters * k
+    n = table.n_pairable
+    step = max(1, block_cells // max(1, columns))  # no column: a scope with no rater
+    code = table.label_rater * k + table.label_category
+    for low in range(0, n, step):  # blocks bound memory; not a loop per item
+        high = min(n, low + step)
+        first = int(table.starts[low])
+        last = int(table.starts[high]) if high < n else code.shape[0]
+        onehot = np.zeros((high - low) * columns)
+        onehot[(table.label_item[first:last] - low) * columns + code[first:last]] = 1.0
+        yield low, high, onehot.reshape(high - low, columns)

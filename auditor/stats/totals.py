@@ -79,3 +79,28 @@ def mean_of(per_item: np.ndarray, mask: np.ndarray | None = None) -> ItemTotals:
 
 def _mean(totals: np.ndarray) -> np.ndarray:
     return safe_ratio(totals[..., 1], totals[..., 0])
+
+
+def sharing(
+    features: np.ndarray | int, *functions: TotalsFunction, total: np.ndarray | None = None
+) -> list[ItemTotals]:
+    """Several measures over the same per-item statistics ``features``: one ``ItemTotals`` per
+    function, all reading one column sum (summed once here, not once per measure).
+
+    Without intervals only the totals matter: ``features`` may then be the number of items N
+    and ``total`` the column sums computed another way (a BLAS product instead of an (N, f)
+    array); such an ``ItemTotals`` gives its estimate and refuses to resample (its features
+    have no column).
+    """
+    if isinstance(features, int):
+        if total is None:
+            raise ValueError("totals without features need their column sums")
+        features = np.empty((features, 0))
+    elif total is None:
+        total = features.sum(axis=0)
+    out = []
+    for function in functions:  # a handful of measures
+        totals = ItemTotals(features, function)
+        totals.__dict__["total"] = total  # the cached_property's slot
+        out.append(totals)
+    return out

@@ -42,6 +42,8 @@ from auditor.domain import (
     RepeatSettings,
     RhoMode,
     RhoUnrated,
+    Scale,
+    Weights,
 )
 from auditor.storage.db import Base, BigId, UtcMicros
 
@@ -84,6 +86,8 @@ class Project(Base):
         CheckConstraint(_one_of("rho_unrated", RhoUnrated), name="rho_unrated"),
         CheckConstraint(_one_of("rater_model", RaterModel), name="rater_model"),
         CheckConstraint(_one_of("interval_method", IntervalMethod), name="interval_method"),
+        CheckConstraint(_one_of("scale", Scale), name="scale"),
+        CheckConstraint(_one_of("weights", Weights), name="weights"),
         CheckConstraint("interval_level >= 0.5 AND interval_level < 1", name="interval_level"),
         CheckConstraint("bootstrap_resamples >= 10", name="bootstrap_resamples"),
         CheckConstraint("recompute_interval_seconds > 0", name="recompute_interval"),
@@ -122,6 +126,11 @@ class Project(Base):
     recompute_interval_seconds: Mapped[int] = mapped_column(
         Integer, server_default=_literal(_DEFAULTS.recompute_interval_seconds)
     )
+    # nominal | ordinal, and the agreement weights of an ordinal scale (docs/measures.md)
+    scale: Mapped[str] = mapped_column(String(16), server_default=_literal(_DEFAULTS.scale.value))
+    weights: Mapped[str] = mapped_column(
+        String(16), server_default=_literal(_DEFAULTS.weights.value)
+    )
     # The repeat planner's settings (auditor.domain.RepeatSettings, docs/repeats.md).
     repeat_share: Mapped[float] = mapped_column(Float, server_default=_literal(_REPEATS.share))
     repeat_min_gap_hours: Mapped[float] = mapped_column(
@@ -148,6 +157,8 @@ class Project(Base):
             bootstrap_resamples=self.bootstrap_resamples,
             windows_days=windows_from_text(self.windows_days),
             recompute_interval_seconds=self.recompute_interval_seconds,
+            scale=Scale(self.scale),
+            weights=Weights(self.weights),
         )
 
     def repeat_settings(self) -> RepeatSettings:
@@ -176,6 +187,8 @@ class Project(Base):
         self.bootstrap_resamples = settings.bootstrap_resamples
         self.windows_days = windows_to_text(settings.windows_days)
         self.recompute_interval_seconds = settings.recompute_interval_seconds
+        self.scale = settings.scale.value
+        self.weights = settings.weights.value
 
 
 class Category(Base):

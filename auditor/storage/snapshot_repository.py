@@ -25,6 +25,8 @@ from auditor.storage.read_records import HistoryPointRow
 from auditor.storage.snapshot_models import MetricPoint, Snapshot
 
 Executor = Session | Connection
+# A place in a history: (as_of, scope, snapshot id) of the last point a page ended on.
+HistoryCursor = tuple[datetime, str, int]
 
 try:  # ADBC raises its own DB-API errors when the server goes away during a load
     from adbc_driver_manager import OperationalError as AdbcOperationalError
@@ -259,8 +261,11 @@ class SnapshotRepository:
         scopes: Sequence[str] | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
+        after: HistoryCursor | None = None,
+        limit: int | None = None,
     ) -> list[HistoryPointRow]:
-        """Points of one metric and subject in as_of order (the index serves this read)."""
+        """Points of one metric and subject in (as_of, scope, snapshot) order (the index serves
+        this read); with ``after``, only those past that point, and at most ``limit``."""
         p = MetricPoint
         query = select(
             p.scope,
@@ -284,7 +289,19 @@ class SnapshotRepository:
             query = query.where(p.as_of >= since)
         if until is not None:
             query = query.where(p.as_of <= until)
-        rows = self.db.execute(query.order_by(p.as_of, p.scope, p.snapshot_id)).all()
+        if after is not None:
+            at, scope, snapshot_id = after
+            query = query.where(
+                or_(
+                    p.as_of > at,
+                    and_(
+                        p.as_of == at,
+                        or_(p.scope > scope, and_(p.scope == scope, p.snapshot_id > snapshot_id)),
+                    ),
+                )
+            )
+        query = query.order_by(p.as_of, p.scope, p.snapshot_id)
+        rows = self.db.execute(query if limit is None else query.limit(limit)).all()
         return [HistoryPointRow(**row._mapping) for row in rows]
 
     def known_metrics(self, project_id: int) -> list[tuple[str, str, str]]:

@@ -11,7 +11,7 @@ task (and, for predictions, model and label) of each annotation the receiver rem
   to 16 characters.
 
 Revision ID: 0018
-Revises: 0013
+Revises: 0016
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0018"
-down_revision: str | None = "0013"
+down_revision: str | None = "0016"
 branch_labels: str | None = None
 depends_on: str | None = None
 

@@ -60,6 +60,12 @@ def test_project_commands(cli, database_url) -> None:
     assert "rater model max_entropy" in shown.stdout
     default = cli(database_url, "project", "create", "plain", "-c", "a,b")
     assert "rater model moments" in default.stdout
+    assert "scale      nominal" in default.stdout
+    graded = cli(database_url, "project", "create", "birads", "-c", "1,2,3,4,5",
+                 "--scale", "ordinal", "--weights", "linear")  # fmt: skip
+    assert graded.exit_code == 0, graded.stderr
+    assert "scale      ordinal, linear weights" in graded.stdout
+    assert cli(database_url, "project", "create", "x", "-c", "a,b", "--scale", "odd").exit_code == 2
     assert cli(database_url, "project", "show", "nope").exit_code == 1
 
 

@@ -77,6 +77,9 @@ def test_refused_calls_are_counted_shown_and_recovered_by_a_sync(uow, engine) ->
         right = {"Authorization": f"Bearer {webhook}"}
         assert client.post(PATH, json=fish, headers=right).status_code == 422
         assert client.post(PATH, json=EVENT, headers=right).status_code == 200
+        # the webhook's key opens nothing else, not even "which project is this key's"
+        assert client.get("/api/v1/key", headers=right).status_code == 403
+        assert client.get("/api/v1/projects/pets", headers=right).status_code == 403
         # another project's slug is not counted anywhere (it does not exist)
         assert client.post(PATH.replace("pets", "nope"), json=EVENT).status_code == 401
         metrics = client.get("/metrics", headers={"Authorization": "Bearer scrape"}).text

@@ -13,7 +13,8 @@ import pytest
 import auditor.cli
 from auditor.cli import COMMANDS, load_module_commands
 
-HEAVY = ("sqlalchemy", "numpy", "pyarrow", "fastapi", "psycopg", "matplotlib")
+# httpx: auditor.client, which the read commands use only with --url, is not loaded either.
+HEAVY = ("sqlalchemy", "numpy", "pyarrow", "fastapi", "psycopg", "matplotlib", "httpx")
 
 
 def _modules_after(*args: str) -> tuple[int, set[str]]:
@@ -34,7 +35,10 @@ def _modules_after(*args: str) -> tuple[int, set[str]]:
     return int(last[0]), set(last[1:])
 
 
-@pytest.mark.parametrize("args", [("--help",), (), ("no-such-command",)])
+@pytest.mark.parametrize(
+    "args",
+    [("--help",), (), ("no-such-command",), ("--url", "http://127.0.0.1:9", "--help")],
+)
 def test_help_and_usage_errors_import_no_heavy_library(args: tuple[str, ...]) -> None:
     code, modules = _modules_after(*args)
     assert code in (0, 2)

@@ -73,9 +73,10 @@ def _post(
 ) -> IngestOut:
     cap = request.app.state.settings.api_max_batch_labels
     if len(labels) > cap:
-        raise ApiError(
-            413, f"{len(labels)} labels in one request; at most {cap}", code="batch_too_large"
-        )
+        message = f"{len(labels)} labels in one request; at most {cap}"
+        # ``max`` lets a client split the batch without reading the message
+        detail = {"field": "labels", "message": message, "max": cap}
+        raise ApiError(413, message, code="batch_too_large", details=[detail])
     request_hash = _request_hash(labels) if key is not None else ""
     result = post_labels(
         uow,

@@ -7,8 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel
 
-from auditor.api.deps import Anyone, Slug, WriteUow
-from auditor.services.repeats.planner import MAX_LIMIT, REQUEST_ID_MAX, plan_repeats
+from auditor.api.deps import Anyone, Reader, ReadUow, Slug, WriteUow
+from auditor.services.repeats.planner import (
+    MAX_LIMIT,
+    REQUEST_ID_MAX,
+    plan_repeats,
+    repeat_status,
+)
 
 router = APIRouter(prefix="/api/v1/projects", tags=["repeats"])
 
@@ -25,6 +30,30 @@ class RepeatPlanOut(BaseModel):
     needed: int
     have: int
     outstanding: int
+
+
+class RaterRepeatsOut(BaseModel):
+    rater: str
+    planned: int
+    fulfilled: int
+    expired: int
+    outstanding: int
+    have: int
+    needed: int
+    self_agreement: float | None
+
+
+class RepeatStatusOut(BaseModel):
+    raters: list[RaterRepeatsOut]
+
+
+@router.get("/{slug}/repeats", response_model=RepeatStatusOut)
+def get_repeat_status(slug: Slug, uow: ReadUow, _: Reader) -> RepeatStatusOut:
+    """Per rater (read, admin): repeats planned, fulfilled, expired and outstanding; the
+    repeated items she has and needs for the wanted precision of her self-agreement, and that
+    self-agreement (``auditor repeats status``)."""
+    rows = repeat_status(uow, slug)
+    return RepeatStatusOut(raters=[RaterRepeatsOut(**vars(row)) for row in rows])
 
 
 @router.get("/{slug}/raters/{rater}/repeats", response_model=RepeatPlanOut)

@@ -20,11 +20,16 @@ from auditor.api.schemas import (
     SnapshotList,
     SnapshotSummary,
 )
-from auditor.domain import SCOPE_PATTERN
-from auditor.services import NotFound
+from auditor.domain import SCOPE_PATTERN, from_micros, to_micros
+from auditor.services import Invalid, NotFound
 from auditor.services.access.public_ids import PublicIds
 from auditor.services.queries import api_reads as service
-from auditor.services.queries.history import snapshot_view
+from auditor.services.queries.history import (
+    HistoryCursor,
+    HistoryPoint,
+    metric_history,
+    snapshot_view,
+)
 from auditor.services.queries.reverts import project_reverts
 
 router = APIRouter(prefix="/api/v1/projects", tags=["snapshots and history"])
@@ -124,24 +129,41 @@ def history(
     since: Annotated[IsoTime | None, Query(description="ISO 8601; no zone = UTC")] = None,
     until: Annotated[IsoTime | None, Query(description="ISO 8601; no zone = UTC")] = None,
     points: Annotated[int, Query(ge=1, le=5000, description="at most this many per scope")] = 500,
+    every: Annotated[
+        bool, Query(alias="all", description="every point, in pages (limit, after)")
+    ] = False,
+    limit: Annotated[int, Query(ge=1, le=10_000, description="with all: points per page")] = 5000,
+    after: Annotated[
+        str | None,
+        Query(max_length=100, description="with all: the previous page's next_after"),
+    ] = None,
 ) -> HistoryOut:
     """A metric's time series. The range [since, until] is cut into ``points`` equal buckets
-    per scope and each bucket keeps its last value, so a long history stays small."""
-    rows = service.history(
-        uow,
-        slug,
-        metric,
-        subject=subject,
-        scopes=scope,
-        since=_utc(since),
-        until=_utc(until),
-        max_points=points,
-    )
+    per scope and each bucket keeps its last value, so a long history stays small. With
+    ``all=true``, every point instead (``auditor history``'s rows), ``limit`` per page in
+    (as_of, scope) order; ``next_after`` continues."""
+    next_after = None
+    if every:
+        cursor = None if after is None else _cursor(after, ids, who.project_id)
+        # every point: the rows of ``auditor history``, so the CLI, the client and the API agree
+        rows = metric_history(
+            uow, slug, metric, subject=subject, scopes=scope, since=_utc(since),
+            until=_utc(until), after=cursor, limit=limit,
+        )  # fmt: skip
+        if len(rows) == limit:
+            next_after = _next_after(rows[-1], ids, who.project_id)
+    elif after is not None:
+        raise Invalid("after pages every point: give all=true with it", field="after")
+    else:
+        rows = service.history(
+            uow, slug, metric, subject=subject, scopes=scope, since=_utc(since),
+            until=_utc(until), max_points=points,
+        )  # fmt: skip
     opaque = partial(ids.encode, "snapshot", who.project_id)
     return HistoryOut(
         metric=metric,
         subject=subject,
-        max_points=points,
+        max_points=limit if every else points,
         points=[
             HistoryPointOut(**{**asdict(row), "snapshot_id": opaque(row.snapshot_id)})
             for row in rows
@@ -155,4 +177,25 @@ def history(
             )
             for mark in project_reverts(uow, slug, _utc(since), _utc(until))
         ],
+        next_after=next_after,
     )
+
+
+def _next_after(last: HistoryPoint, ids: PublicIds, project_id: int) -> str:
+    """The cursor after ``last``: its as_of (microseconds), scope and opaque snapshot id."""
+    snapshot = ids.encode("snapshot", project_id, last.snapshot_id)
+    return f"{to_micros(last.as_of)}.{last.scope}.{snapshot}"
+
+
+def _cursor(after: str, ids: PublicIds, project_id: int) -> HistoryCursor:
+    micros, _, rest = after.partition(".")
+    scope, _, snapshot = rest.partition(".")
+    try:
+        found = ids.decode("snapshot", project_id, int(snapshot))
+        if not micros.isdigit() or not scope or found is None:
+            raise ValueError(after)
+        return from_micros(int(micros)), scope, found
+    except (ValueError, OverflowError):
+        raise Invalid(
+            f"after: not a cursor this history gave: {after[:40]!r}", field="after"
+        ) from None

@@ -19,6 +19,8 @@ from auditor.domain import (
     RaterModel,
     RhoMode,
     RhoUnrated,
+    Scale,
+    Weights,
 )
 from auditor.services import Invalid
 from auditor.storage.unit_of_work import UnitOfWork
@@ -30,6 +32,8 @@ _ENUMS: dict[str, type[StrEnum]] = {
     "rho_unrated": RhoUnrated,
     "rater_model": RaterModel,
     "interval_method": IntervalMethod,
+    "scale": Scale,
+    "weights": Weights,
 }
 _INTEGERS = ("bootstrap_resamples", "recompute_interval_seconds")
 

@@ -160,6 +160,7 @@ class PairCell:
     rater_b: str
     kappa: dict[str, Any]
     n_items: int | None
+    cohen_w: dict[str, Any] | None = None  # ordinal scales
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,11 @@ class RaterDetail:
     interval_method: str = "jackknife"
     interval_level: float = 0.95
     in_latest: bool = True  # False: not in the latest snapshot (every label reverted)
+    # her confusion against the others ("when she says c, the others say k"), row-normalised,
+    # with her count of each category; empty for a model or a snapshot without them
+    categories: tuple[str, ...] = ()
+    confusion: tuple[tuple[float | None, ...], ...] = ()
+    confusion_n: tuple[int, ...] = ()
 
 
 def _point(row: HistoryPointRow) -> Point:
@@ -306,7 +312,7 @@ def _pairs(latest: dict[str, Any] | None) -> tuple[tuple[str, ...], tuple[PairCe
     if not latest:
         return (), ()
     cells = tuple(
-        PairCell(p["rater_a"], p["rater_b"], p["kappa"], p.get("n_items"))
+        PairCell(p["rater_a"], p["rater_b"], p["kappa"], p.get("n_items"), p.get("cohen_w"))
         for p in latest.get("pairwise_cohen", [])
     )
     labels = sorted({c.rater_a for c in cells} | {c.rater_b for c in cells})
@@ -372,6 +378,7 @@ def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
         _, pairs = _pairs(latest)
         mine = tuple(p for p in pairs if rater in (p.rater_a, p.rater_b))
         meta = latest["snapshot"]
+        own = latest.get("raters", {}).get(rater, {})
         return RaterDetail(
             card,
             rater,
@@ -382,4 +389,7 @@ def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
             str(meta.get("interval_method") or "jackknife"),
             float(meta.get("interval_level") or 0.95),
             in_latest=rater in latest.get("raters", {}) or rater in latest.get("models", {}),
+            categories=tuple(latest.get("categories", ())),
+            confusion=tuple(tuple(row) for row in own.get("confusion", ())),
+            confusion_n=tuple(own.get("confusion_n", ())),
         )

@@ -9,6 +9,7 @@ from auditor.services import Invalid, NotFound
 from auditor.snapshots.points import parse_subject
 from auditor.snapshots.scopes import CUMULATIVE, parse_scope
 from auditor.storage.read_records import HistoryPointRow
+from auditor.storage.snapshot_repository import HistoryCursor
 from auditor.storage.unit_of_work import UnitOfWork
 
 # Metadata printed beside the `auditor stats --json` shape by `auditor snapshot`.
@@ -106,10 +107,14 @@ def metric_history(
     scopes: list[str] | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    after: HistoryCursor | None = None,
+    limit: int | None = None,
 ) -> list[HistoryPoint]:
     """Points of ``metric`` for ``subject`` ("project", "rater:ID", "model:ID", "pair:A|B")
-    in as_of order. A metric or subject the project never reported is ``Invalid``, naming
-    what it does report; a known one with no point in the range gives an empty list."""
+    in (as_of, scope, snapshot) order. A metric or subject the project never reported is
+    ``NotFound``, naming what it does report; a known one with no point in the range gives an
+    empty list. A page: at most ``limit`` points past ``after`` (the last point of the page
+    before: its as_of, scope and snapshot id)."""
     try:
         kind, subject_id = parse_subject(subject)
     except ValueError as error:
@@ -119,13 +124,12 @@ def metric_history(
         raise Invalid(f"since {since.isoformat()} is after until {until.isoformat()}")
     with uow:
         project_id = project_id_for(uow, slug)
-        rows = uow.snapshots.history(
-            project_id, metric, kind, subject_id, scope_names, since, until
-        )
+        page = (scope_names, since, until, after, limit)
+        rows = uow.snapshots.history(project_id, metric, kind, subject_id, *page)
         other = reversed_pair(kind, subject_id)
         if not rows and other is not None:
-            rows = uow.snapshots.history(project_id, metric, kind, other, scope_names, since, until)
-        if not rows:
+            rows = uow.snapshots.history(project_id, metric, kind, other, *page)
+        if not rows and after is None:  # a later page may well be empty
             explain_empty_series(uow, slug, project_id, metric, kind, subject_id, scope_names)
     return rows
 

@@ -275,11 +275,14 @@ def test_settings_update(world) -> None:
     client, admin = world.client, world.auth()
     before = client.get(f"{BASE}/settings", headers=admin).json()
     assert before["rater_model"] == "moments"
+    assert (before["scale"], before["weights"]) == ("nominal", "quadratic")
     patch = {
         "interval_level": 0.9,
         "windows_days": [30, 7, 30],
         "collapse": "latest",
         "rater_model": "max_entropy",
+        "scale": "ordinal",
+        "weights": "linear",
     }
     changed = client.patch(f"{BASE}/settings", json=patch, headers=admin)
     assert changed.status_code == 200, changed.text
@@ -290,6 +293,8 @@ def test_settings_update(world) -> None:
         "windows_days": [7, 30],
         "collapse": "latest",
         "rater_model": "max_entropy",
+        "scale": "ordinal",
+        "weights": "linear",
     }
     assert client.get(f"{BASE}/settings", headers=admin).json() == after
     assert client.patch(f"{BASE}/settings", json={}, headers=admin).json() == after
@@ -301,6 +306,8 @@ def test_settings_update(world) -> None:
         ({"interval_level": 1.0}, "interval_level"),
         ({"collapse": "random"}, "collapse"),
         ({"rater_model": "guess"}, "rater_model"),
+        ({"scale": "interval"}, "scale"),
+        ({"weights": "cubic"}, "weights"),
         ({"windows_days": [0]}, "windows_days"),
         ({"colour": "red"}, "colour"),
     ):
@@ -320,6 +327,8 @@ def test_settings_service_names_the_field(world) -> None:
             ({"bootstrap_resamples": 3}, "bootstrap_resamples"),
             ({"rho_mode": "guess"}, "rho_mode"),
             ({"rater_model": "guess"}, "rater_model"),
+            ({"scale": "ratio"}, "scale"),
+            ({"weights": "cubic"}, "weights"),
             ({"windows_days": [7, -1]}, "windows_days"),
             ({"recompute_interval_seconds": True}, "recompute_interval_seconds"),
             ({"nope": 1}, "nope"),

@@ -8,7 +8,12 @@ import re
 from auditor.api.routing import api_routes
 
 # Routes outside any project (checked elsewhere: operator token, liveness, metrics).
-UNSCOPED = {("POST", "/api/v1/projects"), ("GET", "/healthz"), ("GET", "/metrics")}
+UNSCOPED = {
+    ("POST", "/api/v1/projects"),
+    ("GET", "/api/v1/key"),  # the key's own project and role
+    ("GET", "/healthz"),
+    ("GET", "/metrics"),
+}
 
 # A valid body per route that takes one, so a 404 cannot hide behind a 422.
 BODIES = {

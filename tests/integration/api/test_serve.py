@@ -70,6 +70,7 @@ def test_body_cap_before_parsing_with_and_without_content_length(served) -> None
     declared = httpx.post(url, content=body, headers=headers)
     assert declared.status_code == 413
     assert declared.json()["error"]["code"] == "payload_too_large"
+    assert declared.json()["error"]["details"][0]["max"] == CAP  # a client cuts to size
 
     def chunks() -> Iterator[bytes]:
         for start in range(0, len(body), 512):

@@ -4,15 +4,11 @@ PNG figures that are real images; clear errors for a wrong project or no output.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import matplotlib.image
 import pytest
-from typer.testing import CliRunner
 
-from auditor.cli import app
-from auditor.config import get_settings
 from auditor.services.demo.simulation import DemoConfig, run_demo
 from auditor.services.projects.projects import create_project
 from auditor.services.queries.dashboard import PROJECT_METRICS
@@ -33,15 +29,6 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> str:
     create_project(UnitOfWork(engine), "empty", ["a", "b"])
     engine.dispose()
     return url
-
-
-@pytest.fixture
-def cli(seeded: str, monkeypatch: pytest.MonkeyPatch) -> Iterator:
-    monkeypatch.setenv("AUDITOR_DATABASE_URL", seeded)
-    get_settings.cache_clear()
-    runner = CliRunner()
-    yield lambda *args: runner.invoke(app, list(args))
-    get_settings.cache_clear()
 
 
 def test_html_report_is_self_contained_and_complete(cli, seeded: str, tmp_path: Path) -> None:

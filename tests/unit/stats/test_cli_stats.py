@@ -24,7 +24,14 @@ PROJECT_KEYS = {
     "expected_agreement",
     "repeatability",
     "rater_effect",
+    # issue 24: other chance models and the reading of a coefficient, on every scale
+    "ac1",
+    "bp",
+    "prevalence_index",
+    "bias_index",
 }
+CATEGORY_KEYS = {"category_share", "specific_agreement"}
+ORDINAL_KEYS = {"kappa_s_w", "fleiss_kappa_w", "ac2", "bp_w", "alpha_ordinal", "alpha_interval"}
 CSV = """item,rater,label,session,labeled_at,rater_kind
 1,ann,yes,s1,2026-01-01T10:00:00Z,human
 1,bob,yes,s1,2026-01-01T10:01:00Z,human
@@ -53,22 +60,34 @@ def label_file(tmp_path: Path) -> Path:
 
 def check_shape(doc: dict) -> None:
     assert set(doc) == {
-        "n_labels", "n_items", "n_raters", "n_pairable_items", "categories", "measures",
-        "raters", "models", "pairwise_cohen",
+        "n_labels", "n_items", "n_raters", "n_pairable_items", "categories", "scale", "weights",
+        "measures", "raters", "models", "pairwise_cohen",
     }  # fmt: skip
-    assert set(doc["measures"]) == PROJECT_KEYS
-    for m in doc["measures"].values():
-        assert set(m) == MEASURE_KEYS
+    ordinal = doc["scale"] == "ordinal"
+    assert set(doc["measures"]) == PROJECT_KEYS | CATEGORY_KEYS | (
+        ORDINAL_KEYS if ordinal else set()
+    )
+    for name, m in doc["measures"].items():
+        if name in CATEGORY_KEYS:
+            assert list(m) == doc["categories"]
+            assert all(set(per) == MEASURE_KEYS for per in m.values())
+        else:
+            assert set(m) == MEASURE_KEYS
+    rater_measures = (*RATER_MEASURES, "grade_bias") if ordinal else RATER_MEASURES
     for rater in doc["raters"].values():
-        assert set(rater) == {*RATER_MEASURES, "n_repeated_items"}
+        assert set(rater) == {*rater_measures, "n_repeated_items", "confusion", "confusion_n"}
         assert isinstance(rater["n_repeated_items"], int)
-        for key in RATER_MEASURES:
+        for key in rater_measures:
             assert set(rater[key]) == MEASURE_KEYS
+        k = len(doc["categories"])
+        assert len(rater["confusion"]) == k and all(len(row) == k for row in rater["confusion"])
     for model in doc["models"].values():
         assert set(model) == {"s", "kappa_va"}
         assert set(model["s"]) == set(model["kappa_va"]) == MEASURE_KEYS
     for pair in doc["pairwise_cohen"]:
-        assert set(pair) == {"rater_a", "rater_b", "kappa", "n_items"}
+        assert set(pair) == {"rater_a", "rater_b", "kappa", "n_items"} | (
+            {"cohen_w"} if ordinal else set()
+        )
         assert set(pair["kappa"]) == MEASURE_KEYS
 
 

@@ -71,11 +71,18 @@ def test_intervals_contain_their_estimate(method: IntervalMethod) -> None:
     ms = compute_measures(
         small_project(), ProjectSettings(interval_method=method, bootstrap_resamples=400)
     )
-    measures = list(ms.measures.values()) + [m.s for m in ms.models]
-    measures += [r.self_agreement for r in ms.raters]
+    measures = [m for name, m in ms.measures.items() if name != "bias_index"]
+    measures += [m.s for m in ms.models] + [r.self_agreement for r in ms.raters]
+    measures += [m for per in ms.by_category.values() for m in per.values()]
     for m in measures:
         assert m.value is not None
         assert m.interval_method is method
+    # the bias index's interval is its exact jackknife whatever the method (as per-rater S)
+    index = ms.measures["bias_index"]
+    assert index.interval_method is IntervalMethod.JACKKNIFE
+    assert index.ci_low is not None and index.ci_high is not None
+    assert index.ci_low <= index.value <= index.ci_high
+    for m in [index]:
         assert m.ci_low is not None and m.ci_high is not None, m
         assert m.ci_low <= m.value + 1e-12 and m.value <= m.ci_high + 1e-12, m
 

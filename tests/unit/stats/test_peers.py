@@ -8,7 +8,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from auditor.stats import cohen, compute_measures, tables
+from auditor.stats import cohen, compute_measures, reading, tables
 from tests.unit.stats.helpers import NO_CI, from_matrix
 
 SEEDS = range(8)
@@ -103,4 +103,9 @@ def test_gram_tally_equals_the_bincount_per_rater_pair(
     labels = from_matrix(mat, [str(c) for c in range(k)])
     table = tables.group_table(tables.collapse(labels), labels.rater_is_model)
     monkeypatch.setattr(cohen, "GRAM_BLOCK_CELLS", 7 * mat.shape[1] * k)  # several blocks
-    np.testing.assert_array_equal(cohen._tally_by_gram(table), cohen._tally_by_rater_pairs(table))
+    tally, carried = cohen._tally_by_gram(table, reading.confusion_carry(table))
+    np.testing.assert_array_equal(tally, cohen._tally_by_rater_pairs(table))
+    # the raters' confusion summed in the same pass equals its bincount path
+    assert np.allclose(
+        reading.rater_confusion(table, carried), reading.rater_confusion(table), atol=1e-12
+    )

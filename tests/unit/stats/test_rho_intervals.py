@@ -112,3 +112,27 @@ def test_intervals_of_the_repeatability_split_match_its_spread(method: IntervalM
         centre = arr[:, 0].mean()
         covered = int(((arr[:, 1] <= centre) & (centre <= arr[:, 2])).sum())
         assert covered >= 10, (name, covered)
+
+
+@pytest.mark.parametrize("n_items", [300, 3000])
+@pytest.mark.parametrize("x", [GRADED, WITH_RANDOM], ids=["graded", "with_random"])
+def test_default_interval_of_rho_covers_the_truth_in_every_cell(
+    n_items: int, x: tuple[float, ...]
+) -> None:
+    # issue 24 item 5: the default (jackknife) interval covers the truth at least 92% of the
+    # time at 95% over 40 projects per cell. The delete-one jackknife linearised the clipped
+    # root Y = sqrt(clip(self_kappa)) and covered 75% (300 items) and 80% (3000) with a random
+    # rater; carried through the clip by simulation it covers 92-98% (benchmarks/rho_coverage.py
+    # runs 100 projects per cell with the bootstrap beside it)
+    runs = np.asarray(
+        [_one(rater_model_project(n_items, x, SKEWED, 2, 0.2, seed=seed)) for seed in range(40)]
+    )
+    truth = true_rho(x)
+    covered = int(((runs[:, 1] <= truth) & (truth <= runs[:, 2])).sum())
+    assert covered >= 37, covered
+
+
+def _one(labels: object) -> tuple[float, float, float]:
+    m = compute_measures(labels, ProjectSettings()).measures["rho"]  # type: ignore[arg-type]
+    assert m.value is not None and m.ci_low is not None and m.ci_high is not None, m
+    return m.value, m.ci_low, m.ci_high
