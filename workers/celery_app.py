@@ -30,6 +30,12 @@ RECOMPUTE_TASK = "auditor.recompute"
 # recompute task also enqueues it after writing snapshots, so a notice goes out at once.
 DELIVER_TASK = "auditor.deliver"
 DELIVER_INTERVAL_SECONDS = 10.0
+# Label Studio (docs/integrations.md): beat looks for due scheduled syncs every minute (a
+# project's own period, ``auditor label-studio settings --sync-every``, is in minutes) and a
+# worker runs each one.
+LABEL_STUDIO_SYNCS_TASK = "auditor.label_studio_syncs"
+LABEL_STUDIO_SYNC_TASK = "auditor.label_studio_sync"
+LABEL_STUDIO_SYNCS_INTERVAL_SECONDS = 60.0
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
@@ -72,6 +78,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
                 "task": DELIVER_TASK,
                 "schedule": DELIVER_INTERVAL_SECONDS,
                 "options": {"expires": DELIVER_INTERVAL_SECONDS},
+            },
+            "label-studio-syncs": {
+                "task": LABEL_STUDIO_SYNCS_TASK,
+                "schedule": LABEL_STUDIO_SYNCS_INTERVAL_SECONDS,
+                "options": {"expires": LABEL_STUDIO_SYNCS_INTERVAL_SECONDS},
             },
         },
     }

@@ -13,19 +13,22 @@
   service) returns "failed" instead of raising, and the scan backs off from the project.
 - the scan also records the beat heartbeat ``/healthz`` reads, and prunes expired
   idempotency records.
+- ``label_studio_syncs`` / ``label_studio_sync``: the scheduled Label Studio syncs (a project
+  that set ``--sync-every``): beat finds the due ones, a worker runs each.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from celery import Task
 
 from auditor.config import get_settings
 from auditor.services.alerts.delivery import deliver_due
+from auditor.services.label_studio.schedule import due_syncs, run_scheduled_sync
 from auditor.services.recompute import health as recompute_health
 from auditor.services.recompute.recompute import (
     RecomputeFailed,
@@ -35,7 +38,14 @@ from auditor.services.recompute.recompute import (
 )
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
-from workers.celery_app import DELIVER_TASK, RECOMPUTE_TASK, SCAN_TASK, app
+from workers.celery_app import (
+    DELIVER_TASK,
+    LABEL_STUDIO_SYNC_TASK,
+    LABEL_STUDIO_SYNCS_TASK,
+    RECOMPUTE_TASK,
+    SCAN_TASK,
+    app,
+)
 
 log = logging.getLogger(__name__)
 
@@ -131,3 +141,22 @@ def deliver() -> int:
     for d in report.deliveries:
         log.info("notice %s via %s: %s", d.event_id, d.channel, d.status)
     return len(report.deliveries)
+
+
+@app.task(name=LABEL_STUDIO_SYNCS_TASK, ignore_result=True)
+def label_studio_syncs() -> int:
+    """Enqueue the scheduled Label Studio syncs that are due; returns how many."""
+    due = due_syncs(_uow(), datetime.now(UTC))
+    for slug in due:
+        label_studio_sync.delay(slug)
+    return len(due)
+
+
+@app.task(name=LABEL_STUDIO_SYNC_TASK, ignore_result=True)
+def label_studio_sync(slug: str) -> str:
+    """One project's sync from Label Studio's API (twice at once is safe: the project's lock
+    serialises them and the second changes nothing). A failure is recorded on the project's
+    settings and logged; the next is tried on time."""
+    done = run_scheduled_sync(_uow(), slug)
+    log.info("label studio sync project=%s %s", slug, done.status)
+    return done.status

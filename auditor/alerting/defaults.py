@@ -25,6 +25,7 @@ METRIC_KAPPA_S = "kappa_s"
 METRIC_RHO = "rho"
 METRIC_SELF_AGREEMENT = "self_agreement"
 METRIC_REPEAT_COVERAGE = "repeat_coverage"
+METRIC_LABEL_STUDIO_REJECTED = "label_studio_rejected"
 # A rater may take a while to reach the repeats she needs (10% of her items); two weeks short
 # of them means her self-agreement and reliability will not be known well enough.
 REPEATS_SHORT_FOR = timedelta(days=14)
@@ -47,9 +48,28 @@ def repeat_coverage_rule(project: str, channels: tuple[str, ...] = ()) -> Rule:
     )
 
 
-def default_rules(project: str, channels: tuple[str, ...] = ()) -> tuple[Rule, ...]:
+def label_studio_rule(project: str, channels: tuple[str, ...] = ()) -> Rule:
+    """ "Label Studio webhook calls refused": a call was refused since the last sync. Label
+    Studio sends each event once, so each refused call is a change lost until a sync
+    (docs/integrations.md); the sync brings the count back to 0 and resolves the alert."""
+    return Rule(
+        id=f"{project}:default:label_studio_rejected",
+        project=project,
+        metric=METRIC_LABEL_STUDIO_REJECTED,
+        subject=SubjectSelector(SubjectKind.PROJECT),
+        condition=Condition(ConditionKind.ABOVE, threshold=0.0),
+        min_n=1,  # a count is never short of data
+        severity=Severity.WARNING,
+        channels=channels,
+    )
+
+
+def default_rules(
+    project: str, channels: tuple[str, ...] = (), *, label_studio: bool = False
+) -> tuple[Rule, ...]:
     """kappa_S and rho lower bound below 0.667; each rater's self-agreement dropping > 0.15 in
-    7d; each rater short of the repeats her self-agreement needs for two weeks.
+    7d; each rater short of the repeats her self-agreement needs for two weeks; and, for a
+    project that takes Label Studio's webhook, refused webhook calls.
 
     The self-agreement rule compares the 7-day window with its own value 7 days earlier
     (this week against last week): the cumulative value moves too slowly to show a rater who
@@ -97,4 +117,5 @@ def default_rules(project: str, channels: tuple[str, ...] = ()) -> tuple[Rule, .
             channels=channels,
         ),
         repeat_coverage_rule(project, channels),
+        *((label_studio_rule(project, channels),) if label_studio else ()),
     )

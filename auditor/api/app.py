@@ -12,6 +12,7 @@ from auditor import __version__
 from auditor.api.auth_first import AuthFirstMiddleware
 from auditor.api.errors import ErrorOut, install_error_handlers
 from auditor.api.hygiene import NulGuardMiddleware, document_nul_refusal
+from auditor.api.label_studio_rejections import LabelStudioRejectionsMiddleware
 from auditor.api.limits import BodySizeLimitMiddleware
 from auditor.api.routes import (
     alerts,
@@ -71,6 +72,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(AuthFirstMiddleware)
     # Outermost of all: a NUL in the path or query is refused before any lookup uses it.
     app.add_middleware(NulGuardMiddleware)
+    # Outside even that: every refused call of Label Studio's webhook is counted (it never
+    # retries one), whichever layer refused it.
+    app.add_middleware(LabelStudioRejectionsMiddleware)
     app.include_router(ops.router)
     for module in (key, projects, labels, imports, reads, snapshots, alerts, repeats, integrations):
         app.include_router(module.router, responses=ERROR_RESPONSES)

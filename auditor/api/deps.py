@@ -112,7 +112,7 @@ def allow(*roles: Role) -> Callable[..., Principal]:
         if principal.role not in roles:
             allowed = ", ".join(role.value for role in roles)
             role = principal.role.value
-            an = "an" if role[:1] in "aeiou" else "a"  # "an admin key", "an ingest key"
+            an = "an" if role[:1] in "aeiou" else "a"  # "an admin key", "a label-studio key"
             raise ApiError(403, f"{an} {role} key cannot do this (needs {allowed})")
         return principal
 
@@ -124,6 +124,8 @@ Anyone = Annotated[Principal, Depends(allow(*ANY_ROLE))]
 Reader = Annotated[Principal, Depends(allow(Role.READ, Role.ADMIN))]
 Ingester = Annotated[Principal, Depends(allow(Role.INGEST, Role.ADMIN))]
 Admin = Annotated[Principal, Depends(allow(Role.ADMIN))]
+# Label Studio's webhook takes a key made for it, and that key opens nothing else.
+LabelStudioKey = Annotated[Principal, Depends(allow(Role.LABEL_STUDIO))]
 
 
 def operator_check(settings: Settings, header: str) -> None:

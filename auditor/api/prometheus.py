@@ -14,6 +14,9 @@ Prometheus reaches (no per-process counters that disagree or reset on restart):
   recomputes that failed (recorded per project, retried with a backoff);
 - ``auditor_alert_state{project, rule, subject, status}`` (1 per current state) and
   ``auditor_outbox_messages{project, status}`` (the delivery backlog is status "pending");
+- ``auditor_label_studio_rejected_total{project, status}`` and
+  ``auditor_label_studio_rejected_since_sync{project}``: Label Studio webhook calls refused
+  (each a change lost until a sync);
 - ``auditor_metric_info{metric, subjects, better, band}``: 1 per metric of the catalogue
   (``auditor.stats.catalogue``), so a dashboard or an alert can tell which way is good
   (``better`` is higher, lower, or empty for counts).
@@ -28,10 +31,12 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from auditor.services.label_studio.rejections import all_rejections
 from auditor.services.queries.api_reads import metrics_facts
 from auditor.services.recompute import health as recompute_health
 from auditor.services.recompute.health import FailureRow
 from auditor.stats.catalogue import METRICS
+from auditor.storage.label_studio_settings_repository import RejectionRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -51,6 +56,7 @@ class DatabaseCollector(Collector):
         yield from _snapshot_metrics(facts)
         yield from _alert_metrics(facts)
         yield from _failure_metrics(recompute_health.failures(self.uow_factory()))
+        yield from _label_studio_metrics(all_rejections(self.uow_factory()))
 
 
 def _catalogue() -> Metric:
@@ -82,6 +88,28 @@ def _failure_metrics(rows: list[FailureRow]) -> Iterator[Metric]:
         failing.add_metric([row.slug], 1.0 if row.consecutive > 0 else 0.0)
     yield total
     yield failing
+
+
+def _label_studio_metrics(rows: list[RejectionRecord]) -> Iterator[Metric]:
+    total = CounterMetricFamily(
+        "auditor_label_studio_rejected",
+        "Label Studio webhook calls refused, per project and HTTP status (Label Studio never "
+        "retries one: each is a change lost until `auditor label-studio sync`).",
+        labels=["project", "status"],
+    )
+    since = GaugeMetricFamily(
+        "auditor_label_studio_rejected_since_sync",
+        "Label Studio webhook calls refused since the project's last sync.",
+        labels=["project"],
+    )
+    by_project: dict[str, int] = {}
+    for row in rows:
+        total.add_metric([row.project, str(row.status)], row.total)
+        by_project[row.project] = by_project.get(row.project, 0) + row.since_sync
+    for slug, count in sorted(by_project.items()):
+        since.add_metric([slug], count)
+    yield total
+    yield since
 
 
 def _snapshot_metrics(facts: dict[str, Any]) -> Iterator[Metric]:

@@ -58,6 +58,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "repeats": ("repeats", "Hidden repeats: plan them, watch their coverage."),
     "alerts": ("alerts", "Alert rules, channels, silences and states."),
     "keys": ("keys", "API keys of a project."),
+    "label-studio": (
+        "label_studio",
+        "Label Studio: settings, sync, and hidden repeats as its tasks.",
+    ),
     "serve": (
         "serve",
         "Serve the HTTP API and the dashboard. Without AUDITOR_BROKER_URL (embedded mode) the "

@@ -1,4 +1,5 @@
-"""``auditor import PROJECT FILE``: stream a CSV or JSONL file of labels into a project.
+"""``auditor import PROJECT FILE``: stream a file of labels (CSV, JSONL, a tool's export) into a
+project.
 
 The file is read in batches of AUDITOR_IMPORT_BATCH_SIZE rows (bounded memory) and written in
 one transaction: a file with any bad row writes nothing, and the report names the bad rows.
@@ -6,6 +7,7 @@ one transaction: a file with any bad row writes nothing, and the report names th
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,18 +22,23 @@ from auditor.cli._read_options import (
     ITEM_FIELD,
     MAP,
     STRICT,
-    FileFormat,
     notices,
     read_options,
 )
 from auditor.config import get_settings
+from auditor.ingestion.formats.label_studio import FORMAT as LABEL_STUDIO_FORMAT
 from auditor.ingestion.readers import LabelFileReader, ReadOptions
 from auditor.services.ingest.labels import ImportResult, import_batches
+from auditor.services.label_studio.settings import import_options
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 
+LABEL_STUDIO = LABEL_STUDIO_FORMAT.name
 
-def summary(path: Path, result: ImportResult) -> str:
+
+def summary(path: Path, result: ImportResult, where: Callable[[int], str] | None = None) -> str:
+    """What the import did, or why nothing was imported (``where`` names a row's place in a
+    document)."""
     if result.repeats is not None:
         earlier = result.repeats
         return (
@@ -46,7 +53,7 @@ def summary(path: Path, result: ImportResult) -> str:
             f"{path.name}: {result.rows} rows, {result.inserted} inserted, "
             f"{result.duplicates} duplicates, 0 rejected (import {result.import_id})"
         )
-    lines = [f"  {error}" for error in result.errors]
+    lines = [f"  {error.located(where)}" for error in result.errors]
     if result.error_count > len(result.errors):
         lines.append(f"  ... and {result.error_count - len(result.errors)} more")
     lines.append(
@@ -64,13 +71,19 @@ def run_import(
     *,
     again: bool = False,
     options: ReadOptions | None = None,
-) -> ImportResult:
-    """Import ``path`` into ``project`` with a progress bar when stderr is a terminal."""
+) -> tuple[ImportResult, LabelFileReader]:
+    """Import ``path`` into ``project`` with a progress bar when stderr is a terminal; the
+    result and the reader (which names the rows of its errors)."""
     settings = get_settings()
     size = batch_size or settings.import_batch_size
     reader = LabelFileReader(path, size, file_format, options)
+    if reader.format == LABEL_STUDIO:
+        # one mapping for the webhook, the sync and the import: the project's settings
+        given = reader.options.label_studio
+        ls = import_options(UnitOfWork(make_engine(settings.database_url)), project, given)
+        reader.source.options = dataclasses.replace(reader.options, label_studio=ls)
     try:
-        return _run(reader, project, path, again, settings.database_url)
+        return _run(reader, project, path, again, settings.database_url), reader
     finally:
         for line in notices(reader):
             typer.echo(line, err=True)
@@ -88,6 +101,7 @@ def _run(reader: LabelFileReader, project: str, path: Path, again: bool, url: st
             source=path.name,
             hash_rows=True,  # the rows, not the bytes: a CRLF copy is the same content
             again=again,
+            label_studio_keys=reader.format == LABEL_STUDIO,
         )
 
     if not sys.stderr.isatty():
@@ -108,7 +122,7 @@ def register(app: typer.Typer) -> None:
     def import_(
         project: str = typer.Argument(..., help="Project slug."),
         path: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True),
-        file_format: FileFormat | None = FORMAT,
+        file_format: str | None = FORMAT,
         delimiter: str | None = DELIMITER,
         mapping: str | None = MAP,
         strict: bool = STRICT,
@@ -122,8 +136,10 @@ def register(app: typer.Typer) -> None:
         """Import labels in long format: columns item, rater, label, and optionally
         session, labeled_at, rater_kind, key."""
         options = read_options(delimiter, mapping, strict, item_field, from_name)
-        result = run_import(project, path, file_format, batch_size, again=again, options=options)
+        result, reader = run_import(
+            project, path, file_format, batch_size, again=again, options=options
+        )
         if result.rejected:
-            typer.echo(summary(path, result), err=True)
+            typer.echo(summary(path, result, reader.where), err=True)
             raise typer.Exit(1)
         typer.echo(summary(path, result))

@@ -8,6 +8,7 @@ checks (``auditor.ingestion.arrays``), so both commands accept and refuse the sa
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,6 @@ from auditor.cli._read_options import (
     ITEM_FIELD,
     MAP,
     STRICT,
-    FileFormat,
     notices,
     read_options,
 )
@@ -46,9 +46,12 @@ from auditor.stats.export import MODEL_STATS, RATER_STATS, measure_set_to_dict
 from auditor.stats.results import CATEGORY_MEASURES
 
 
-def rejection_message(path: Path, rejection: IngestRejected) -> str:
-    """Every reported bad row as ``FILE, row N, field 'F': reason``, then the total."""
-    lines = [f"{path.name}, {error}" for error in rejection.errors]
+def rejection_message(
+    path: Path, rejection: IngestRejected, where: Callable[[int], str] | None = None
+) -> str:
+    """Every reported bad row as ``FILE, row N, field 'F': reason``, then the total
+    (``where`` names a row's place in a document)."""
+    lines = [f"{path.name}, {error.located(where)}" for error in rejection.errors]
     if rejection.total > len(rejection.errors):
         lines.append(f"... and {rejection.total - len(rejection.errors)} more")
     lines.append(f"{path.name}: {rejection.total} bad row value(s)")
@@ -168,14 +171,14 @@ def register(app: typer.Typer) -> None:
     @app.command("stats")
     def stats(
         file: Path = typer.Argument(
-            ..., help="Label file (.csv, .jsonl): item, rater, label[, labeled_at, ...]"
+            ..., help="Label file (.csv, .jsonl, a tool's export: see --format)"
         ),
         categories: str | None = typer.Option(
             None,
             help="Ordered categories, e.g. a,b,c, or a file with one name per line "
             "(default: the labels seen, listed with their counts)",
         ),
-        file_format: FileFormat | None = FORMAT,
+        file_format: str | None = FORMAT,
         delimiter: str | None = DELIMITER,
         mapping: str | None = MAP,
         strict: bool = STRICT,
@@ -236,7 +239,7 @@ def register(app: typer.Typer) -> None:
                     )
             result = compute_measures(arrays, settings, seed=seed, scale=scale, weights=weights)
         except IngestRejected as rejection:
-            fail(rejection_message(file, rejection))
+            fail(rejection_message(file, rejection, reader.where))
         except ValueError as error:  # the file's format, a setting, the vocabulary
             hint = ""
             if categories is None and "categories" in str(error):

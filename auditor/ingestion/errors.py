@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,8 +22,13 @@ class RowError:
     message: str
 
     def __str__(self) -> str:
-        where = f"row {self.row}" + (f", field '{self.field}'" if self.field else "")
-        return f"{where}: {self.message}"
+        return self.located()
+
+    def located(self, where: Callable[[int], str] | None = None) -> str:
+        """The error with its row named by ``where`` (a reader's: "row 3 (task 2 (id 7),
+        annotation 1 (id 33))" in a document), else as "row N"."""
+        place = where(self.row) if where is not None else f"row {self.row}"
+        return f"{place}" + (f", field '{self.field}'" if self.field else "") + f": {self.message}"
 
 
 class IngestRejected(Invalid):

@@ -334,6 +334,16 @@ METRICS: tuple[Metric, ...] = (
     _count("repeats_fulfilled", "planned repeats she labeled"),
     _count("repeats_expired", "planned repeats that expired unlabeled", higher_is_better=False),
     _count("repeats_outstanding", "planned repeats still waiting"),
+    # The Label Studio webhook, per project in the cumulative snapshot (docs/integrations.md).
+    Metric(
+        "label_studio_rejected",
+        ("project",),
+        "Label Studio webhook calls refused since the last sync (changes lost until one)",
+        low=0.0,
+        high=None,
+        higher_is_better=False,
+        from_stats=False,
+    ),
     # Per model rater, against the human group.
     _agreement(
         "s",

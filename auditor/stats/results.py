@@ -13,7 +13,7 @@ from auditor.stats.catalogue import names_for
 
 # The project-level measures of the public JSON contract (issue 3 item 4, issue 24), in order;
 # those of ``ORDINAL_MEASURES`` only on an ordinal scale.
-PROJECT_MEASURES: tuple[str, ...] = names_for("project")
+PROJECT_MEASURES: tuple[str, ...] = names_for("project", from_stats=True)
 ORDINAL_MEASURES: tuple[str, ...] = names_for("project", ordinal=True)
 # Per category (a Measure per category name under ``measures.<name>``).
 CATEGORY_MEASURES: tuple[str, ...] = names_for("category")

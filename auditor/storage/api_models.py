@@ -42,12 +42,12 @@ class ApiKey(Base):
     __table_args__ = (
         UniqueConstraint("key_hash"),
         Index("ix_api_keys_project_id", "project_id"),
-        CheckConstraint("role IN ('ingest', 'read', 'admin')", name="role"),
+        CheckConstraint("role IN ('ingest', 'read', 'admin', 'label-studio')", name="role"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
-    role: Mapped[str] = mapped_column(String(8))
+    role: Mapped[str] = mapped_column(String(16))
     name: Mapped[str | None] = mapped_column(String(KEY_NAME_MAX))
     prefix: Mapped[str] = mapped_column(String(KEY_PREFIX_MAX))
     key_hash: Mapped[str] = mapped_column(String(64))  # hex SHA-256 of the whole key

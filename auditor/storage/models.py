@@ -364,9 +364,15 @@ class RepeatRequest(Base):
 class LabelStudioAnnotation(Base):
     """The newest version seen of one Label Studio annotation (``updated_at`` in microseconds),
     or its deletion, kept for ever: replays and late events change nothing. Its label, if any,
-    carries the client key ``label-studio:<annotation id>``."""
+    carries the client key ``label-studio:<annotation id>``. A prediction is kept the same way
+    under ``prediction:<id>``, with its model and label (what an annotation made from it is
+    compared with). ``task_id``: the task it belongs to (a deleted task takes it along); None
+    for rows stored before it was kept, until the next sync."""
 
     __tablename__ = "label_studio_annotations"
+    __table_args__ = (
+        Index("ix_label_studio_annotations_project_id_task_id", "project_id", "task_id"),
+    )
 
     project_id: Mapped[int] = mapped_column(
         ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
@@ -374,3 +380,6 @@ class LabelStudioAnnotation(Base):
     annotation_id: Mapped[str] = mapped_column(String(CLIENT_KEY_MAX), primary_key=True)
     version: Mapped[int] = mapped_column(BigInteger)
     deleted: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    task_id: Mapped[str | None] = mapped_column(String(CLIENT_KEY_MAX))
+    model_version: Mapped[str | None] = mapped_column(String(CLIENT_KEY_MAX))
+    label: Mapped[str | None] = mapped_column(String(CATEGORY_NAME_MAX))

@@ -252,6 +252,41 @@ class RepeatRepository:
         )
         return {row.id: row.external_id for row in self.db.execute(statement, {"ids": wanted})}
 
+    def other_lookers(
+        self, project_id: int, item: str, rater_id: int
+    ) -> list[tuple[int, int, int]]:
+        """(rater id, item id, first labeled_at) of each human rater other than ``rater_id``
+        with a label on item ``item`` and no open repeat of it."""
+        open_repeat = (
+            select(_repeats.c.id)
+            .where(
+                _repeats.c.project_id == project_id,
+                _repeats.c.rater_id == _labels.c.rater_id,
+                _repeats.c.item_id == _labels.c.item_id,
+                _repeats.c.status == "open",
+            )
+            .exists()
+        )
+        statement = (
+            select(
+                _labels.c.rater_id,
+                _labels.c.item_id,
+                func.min(type_coerce(_labels.c.labeled_at, BigInteger)),
+            )
+            .join(Item, Item.id == _labels.c.item_id)
+            .join(Rater, Rater.id == _labels.c.rater_id)
+            .where(
+                _labels.c.project_id == project_id,
+                Item.external_id == item,
+                _labels.c.rater_id != rater_id,
+                Rater.kind == "human",
+                ~open_repeat,
+            )
+            .group_by(_labels.c.rater_id, _labels.c.item_id)
+            .order_by(_labels.c.rater_id)
+        )
+        return [(int(r[0]), int(r[1]), int(r[2])) for r in self.db.execute(statement)]
+
     def insert_planned(self, rows: list[dict[str, Any]]) -> None:
         if rows:
             self.db.execute(insert(_repeats), rows)

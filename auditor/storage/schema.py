@@ -20,6 +20,7 @@ from auditor.storage import (
     health_models,
     import_models,
     instance_secrets,
+    label_studio_models,
     models,
     snapshot_models,
 )
@@ -34,6 +35,7 @@ MODEL_MODULES: tuple[ModuleType, ...] = (
     health_models,
     dashboard_sessions,
     instance_secrets,
+    label_studio_models,
 )
 
 METADATA: MetaData = Base.metadata

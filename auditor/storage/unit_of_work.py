@@ -28,6 +28,7 @@ from auditor.storage.import_repository import ImportRepository
 from auditor.storage.instance_secrets import InstanceSecretRepository
 from auditor.storage.key_repository import KeyRepository
 from auditor.storage.label_studio_repository import LabelStudioRepository
+from auditor.storage.label_studio_settings_repository import LabelStudioSettingsRepository
 from auditor.storage.project_repository import ProjectRecord, ProjectRepository
 from auditor.storage.read_repository import ReadRepository
 from auditor.storage.repeat_repository import RepeatRepository
@@ -45,6 +46,7 @@ class UnitOfWork:
     alert_log: AlertLog
     imports: ImportRepository
     label_studio: LabelStudioRepository
+    label_studio_settings: LabelStudioSettingsRepository
     repeats: RepeatRepository
     keys: KeyRepository
     reads: ReadRepository
@@ -83,6 +85,7 @@ class UnitOfWork:
         self.alert_log = AlertLog(self._session)
         self.imports = ImportRepository(self._session)
         self.label_studio = LabelStudioRepository(self._session)
+        self.label_studio_settings = LabelStudioSettingsRepository(self._session)
         self.repeats = RepeatRepository(self._session)
         self.keys = KeyRepository(self._session)
         self.reads = ReadRepository(self._session)

@@ -16,7 +16,7 @@ from auditor.api import create_app
 from auditor.config import Settings
 from auditor.services import Invalid
 from auditor.services.access.keys import create_key
-from auditor.services.ingest.label_studio import receive_event
+from auditor.services.label_studio.webhook import receive_event
 from auditor.services.projects.projects import create_project
 from auditor.services.repeats.planner import plan_repeats, update_repeat_settings
 
@@ -110,10 +110,11 @@ def test_created_updated_deleted_and_the_counts(uow) -> None:
         receive_event(uow, "pets", {"action": "ANNOTATION_CREATED", "annotation": {"task": 1}})
 
 
-def test_over_http_with_the_ingest_key_and_fulfilling_a_planned_repeat(uow, engine) -> None:
+def test_over_http_with_its_own_key_and_fulfilling_a_planned_repeat(uow, engine) -> None:
     create_project(uow, "pets", CATEGORIES)
     update_repeat_settings(uow, "pets", min_gap_hours=0, min_gap_items=0, share=1.0)
     ingest_key = create_key(uow, "pets", "ingest")[1]
+    webhook_key = create_key(uow, "pets", "label-studio")[1]
     url = engine.url.render_as_string(hide_password=False)
     app = create_app(Settings(database_url=url, broker_url=None))  # type: ignore[arg-type]
     path = "/api/v1/projects/pets/integrations/label-studio"
@@ -122,7 +123,12 @@ def test_over_http_with_the_ingest_key_and_fulfilling_a_planned_repeat(uow, engi
         assert client.post(path, json=body).status_code == 401
         bad = {"Authorization": "Bearer aud_not-a-key"}
         assert client.post(path, json=body, headers=bad).status_code == 401
-        headers = {"Authorization": f"Bearer {ingest_key}"}
+        # any other key is refused: only a key made for the webhook opens it
+        ingest = {"Authorization": f"Bearer {ingest_key}"}
+        assert client.post(path, json=body, headers=ingest).status_code == 403
+        headers = {"Authorization": f"Bearer {webhook_key}"}
+        # and that key opens nothing else
+        assert client.get("/api/v1/projects/pets", headers=headers).status_code == 403
         response = client.post(path, json=body, headers=headers)
         assert response.status_code == 200, response.text
         assert response.json()["stored"] == 1
@@ -184,15 +190,18 @@ def test_an_export_file_and_the_webhook_recognise_each_others_labels(uow, tmp_pa
     ]
     export = tmp_path / "export.json"
     export.write_text(json.dumps(tasks))
-    imported = import_batches(uow, "pets", LabelFileReader(export, 100, "label-studio"))
+    reader = LabelFileReader(export, 100, "label-studio")
+    imported = import_batches(uow, "pets", reader, label_studio_keys=True)
     assert (imported.inserted, imported.rejected) == (2, False)
-    # the webhook then sends one of the same annotations: one label, not a hidden repeat
+    # the webhook then sends one of the same annotations: one label, not a hidden repeat (the
+    # webhook's version takes the place of the file's)
     answer = receive_event(uow, "pets", event("ANNOTATION_CREATED", annotation(1, 19, 1, "cat")))
-    assert answer["stored"] == 0
+    assert (answer["stored"], answer["labels_removed"]) == (1, 1)
     assert stored(uow) == {
         "label-studio:1": ("19", "1", "cat"),
         "label-studio:2": ("20", "1", "dog"),
     }
     # and the export imported again after the webhook writes nothing either
-    again = import_batches(uow, "pets", LabelFileReader(export, 100, "label-studio"))
+    reader = LabelFileReader(export, 100, "label-studio")
+    again = import_batches(uow, "pets", reader, label_studio_keys=True)
     assert (again.inserted, again.duplicates) == (0, 2)

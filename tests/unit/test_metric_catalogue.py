@@ -42,7 +42,7 @@ def test_the_docs_table_is_the_catalogue() -> None:
 
 def test_names_are_unique_and_every_reader_takes_them_from_the_catalogue() -> None:
     assert len(BY_NAME) == len(METRICS)
-    assert names_for("project") == PROJECT_MEASURES
+    assert names_for("project", from_stats=True) == PROJECT_MEASURES
     assert names_for("rater", from_stats=False) == COVERAGE_METRICS
     assert set(RaterReport.model_fields) >= set(names_for("rater", from_stats=True))
     # every per-rater statistic is a field of RaterResult (the export reads it by name)

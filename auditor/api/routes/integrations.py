@@ -7,17 +7,18 @@ from typing import Annotated, Any
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, Strict
 
-from auditor.api.deps import Ingester, Slug, WriteUow
+from auditor.api.deps import LabelStudioKey, Slug, WriteUow
 from auditor.api.hygiene import CheckedJsonRoute
-from auditor.services.ingest.label_studio import receive_event
+from auditor.services.label_studio.webhook import receive_event
 
 # Checked JSON like every body: a NUL is 422 naming it, a repeated key 400.
 router = APIRouter(prefix="/api/v1/projects", tags=["integrations"], route_class=CheckedJsonRoute)
+LABEL_STUDIO_PATH = "/integrations/label-studio"  # under /api/v1/projects/{slug}
 
 
 class LabelStudioAnnotation(BaseModel):
     """An annotation as Label Studio sends it (task, completed_by, result, was_cancelled,
-    created_at, updated_at...); only its id is required here."""
+    created_at, updated_at, parent_prediction...); only its id is required here."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -26,7 +27,8 @@ class LabelStudioAnnotation(BaseModel):
 
 
 class LabelStudioEvent(BaseModel):
-    """A Label Studio webhook event: its action and, for annotation events, the annotation(s)."""
+    """A Label Studio webhook event: its action and, for annotation events, the annotation(s)
+    (a list under ``annotation`` for the bulk action); ``tasks`` for TASKS_DELETED."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -35,16 +37,20 @@ class LabelStudioEvent(BaseModel):
     annotations: list[LabelStudioAnnotation] | None = None
 
 
-@router.post("/{slug}/integrations/label-studio")
+@router.post("/{slug}" + LABEL_STUDIO_PATH)
 def label_studio_webhook(
     slug: Slug,
     uow: WriteUow,
-    _: Ingester,
+    _: LabelStudioKey,
     event: LabelStudioEvent,
 ) -> dict[str, Any]:
-    """Take a Label Studio webhook event (ingest key as ``Authorization: Bearer``, a header
-    set on the webhook). ANNOTATION_CREATED / ANNOTATIONS_CREATED store one label per
-    annotation (idempotent on its id), ANNOTATION_UPDATED replaces it, ANNOTATION_DELETED /
-    ANNOTATIONS_DELETED remove it; other actions answer 200 ``{"ignored": action}`` (Label
-    Studio retries failures). The answer counts what happened."""
+    """Take a Label Studio webhook event (a ``label-studio`` key as ``Authorization: Bearer``,
+    a header set on the webhook; no other key is taken). ANNOTATION_CREATED /
+    ANNOTATIONS_CREATED store one label per annotation (idempotent on its id),
+    ANNOTATION_UPDATED replaces it, ANNOTATION_DELETED / ANNOTATIONS_DELETED remove it,
+    TASKS_DELETED removes the labels of the tasks' annotations and predictions; other actions
+    answer 200 ``{"ignored": action}``. Label Studio never retries a refused call: every
+    answer other than 200 is counted for the project (dashboard, /metrics, the default rule),
+    and `auditor label-studio sync` recovers what was lost. The answer counts what
+    happened."""
     return receive_event(uow, slug, event.model_dump(exclude_none=True))

@@ -8,6 +8,7 @@ Roles (what each may do is decided by the API, see docs/api.md):
     ingest  post labels, read the project and its categories
     read    every read
     admin   every read and write of the project (labels, categories, alert rules, silences)
+    label-studio  Label Studio's webhook route only (and no other route takes it)
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Role(StrEnum):
     INGEST = "ingest"
     READ = "read"
     ADMIN = "admin"
+    LABEL_STUDIO = "label-studio"
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,8 @@ def _role(role: str) -> Role:
     try:
         return Role(role)
     except ValueError:
-        raise Invalid(f"role must be one of ingest, read, admin; got {role!r}") from None
+        known = ", ".join(r.value for r in Role)
+        raise Invalid(f"role must be one of {known}; got {role!r}") from None
 
 
 def _project_id(uow: UnitOfWork, slug: str) -> int:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from auditor.alerting import Condition, ConditionKind, Rule, Severity, default_rules
+from auditor.alerting.defaults import label_studio_rule
 from auditor.domain import NAME
 from auditor.errors import Conflict, Invalid
 from auditor.services.alerts.common import now, own_rule, parse_subject, project_id
@@ -107,12 +108,26 @@ def install_default_rules(
 ) -> list[Rule]:
     """The ready-made rules (``auditor.alerting.default_rules``); existing ones are kept."""
     with uow:
-        project_id(uow, project)
-        wanted = default_rules(project, tuple(channels))
+        found = project_id(uow, project)
+        uses = uow.label_studio_settings.uses_label_studio(found)
+        wanted = default_rules(project, tuple(channels), label_studio=uses)
         missing = [r for r in wanted if uow.alerts.find_rule(r.id) is None]
         _insert_rules(uow, project, missing)
         uow.commit()
     return missing
+
+
+def install_label_studio_rule(uow: UnitOfWork, project: str) -> Rule | None:
+    """The default rule on refused Label Studio webhook calls, when the project lacks it (a
+    project that takes the webhook gets it with its key); None when it was there."""
+    rule = label_studio_rule(project)
+    with uow:
+        project_id(uow, project)
+        if uow.alerts.find_rule(rule.id) is not None:
+            return None
+        _insert_rules(uow, project, [rule])
+        uow.commit()
+    return rule
 
 
 def list_rules(uow: UnitOfWork, project: str) -> list[Rule]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from auditor.domain import to_micros
 from auditor.services import Conflict, NotFound
+from auditor.services.ingest.labels import LABEL_STUDIO_SOURCES
 from auditor.storage.db import utc_now
 from auditor.storage.import_repository import ImportRow
 from auditor.storage.project_repository import ProjectRecord
@@ -93,6 +94,12 @@ def revert_import(uow: UnitOfWork, slug: str, import_id: int) -> RevertResult:
             raise Conflict(
                 f"import {import_id} was already reverted at "
                 f"{record.reverted_at.isoformat(timespec='seconds')}"
+            )
+        if record.source in LABEL_STUDIO_SOURCES:
+            raise Conflict(
+                f"import {import_id} was written by Label Studio ({record.source}): its "
+                "labels follow Label Studio's annotations (delete them there, or change the "
+                f"project's Label Studio settings and run `auditor label-studio sync {slug}`)"
             )
         reverted_at = utc_now()
         deleted = uow.imports.revert(record, reverted_at)

@@ -18,12 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypeVar
 
 from auditor.domain import to_micros
 from auditor.ingestion.batch import AnyBatch, RawBatch, ValidBatch, validate_batch
 from auditor.ingestion.digest import RowsDigest
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError
 from auditor.ingestion.file_repeats import FileRepeats
+from auditor.ingestion.label_studio import RESERVED_KEY, reserved_key_rows
 from auditor.services import Conflict
 from auditor.services.ingest.batch_writer import category_ids_of, write_batch
 from auditor.services.ingest.staged import Staging, staged_columns, staged_errors
@@ -33,6 +35,9 @@ from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 
 RACE_RETRIES = 3
+T = TypeVar("T")
+# The routes that may write labels with the Label Studio integration's client keys.
+LABEL_STUDIO_SOURCES = ("label-studio", "label-studio sync")
 
 
 @dataclass(frozen=True)
@@ -88,16 +93,25 @@ def ingest_labels(
     ``RawBatch``. Labels without labeled_at get ``received_at`` (default: now).
     """
     batch = rows if isinstance(rows, RawBatch) else RawBatch.from_records(rows)
+
+    def write() -> IngestResult:
+        with uow:
+            project = uow.require_project(project_slug)
+            result = write_labels(uow, project, batch, received_at, created_by=created_by)
+            uow.commit()
+        return result
+
+    return with_race_retries(write)
+
+
+def with_race_retries(write: Callable[[], T]) -> T:
+    """``write()`` (one whole transaction), again when a concurrent writer won a deadlock or
+    wrote one of its client keys first: the retry sees that writer's rows (as duplicates, for
+    keys). The last ``WriteConflict`` is raised."""
     for attempt in range(RACE_RETRIES):
         try:
-            with uow:
-                project = uow.require_project(project_slug)
-                result = write_labels(uow, project, batch, received_at, created_by=created_by)
-                uow.commit()
-            return result
+            return write()
         except WriteConflict:
-            # A concurrent writer won a deadlock or wrote one of our client keys first: the
-            # retry sees its rows (as duplicates, for keys).
             if attempt == RACE_RETRIES - 1:
                 raise
     raise AssertionError("unreachable")
@@ -114,6 +128,7 @@ def import_batches(
     again: bool = False,
     created_by: str = "cli",
     hash_rows: bool = False,
+    label_studio_keys: bool = False,
 ) -> ImportResult:
     """Import a file's batches in one transaction (see the module docstring).
 
@@ -131,6 +146,9 @@ def import_batches(
     the project that is not reverted is refused (``result.repeats``) when it has a row that
     neither labeled_at nor a key identifies, unless ``again``: rows that are identified are
     recognised one by one as duplicates instead.
+
+    ``label_studio_keys``: the file is a Label Studio export, whose labels carry the client
+    keys ``label-studio:...``; any other file using that prefix is refused (row and field).
     """
     result = ImportResult()
     received_at = utc_now()
@@ -144,7 +162,7 @@ def import_batches(
     repeats = FileRepeats()
     with Staging(uow.engine) as staging:
         # Phase 1, no write lock: parse, validate and stage every row.
-        for batch, checked in _validated(batches, names):
+        for batch, checked in _validated(batches, names, label_studio_keys):
             result.rows += len(batch)
             if isinstance(checked, IngestRejected):
                 _add_errors(result, checked)
@@ -229,13 +247,23 @@ def _unidentified(batch: ValidBatch) -> bool:
 
 
 def _validated(
-    batches: Iterable[AnyBatch], categories: list[str]
+    batches: Iterable[AnyBatch], categories: list[str], label_studio_keys: bool
 ) -> Iterator[tuple[AnyBatch, ValidBatch | IngestRejected]]:
     for batch in batches:
         try:
-            yield batch, validate_batch(batch, categories)
+            valid = validate_batch(batch, categories)
+            if not label_studio_keys:
+                refuse_reserved_keys(valid)
+            yield batch, valid
         except IngestRejected as rejection:
             yield batch, rejection
+
+
+def refuse_reserved_keys(batch: ValidBatch) -> None:
+    """IngestRejected naming the rows whose client key is the Label Studio integration's."""
+    rows = reserved_key_rows(batch.rows, batch.key)
+    if rows:
+        raise IngestRejected([RowError(row, "key", RESERVED_KEY) for row in rows])
 
 
 def write_labels(
@@ -246,14 +274,19 @@ def write_labels(
     *,
     created_by: str = "service",
     content_hash: str | None = None,
+    source: str = "api",
 ) -> IngestResult:
     """Validate and write one batch inside the caller's unit of work (the caller commits), so
     other writes (an idempotency record) can share the transaction. The batch is recorded
-    as an import (source "api"). Raises like ``ingest_labels``."""
+    as an import (``source``: "api", or the integration that wrote it). Raises like
+    ``ingest_labels``."""
     categories = category_ids_of(uow, project)
+    valid = validate_batch(batch, list(categories))
+    if source not in LABEL_STUDIO_SOURCES:
+        refuse_reserved_keys(valid)
     import_id = uow.imports.create_import(
-        project.id, "api", content_hash, created_by, received_at or utc_now()
+        project.id, source, content_hash, created_by, received_at or utc_now()
     )
-    inserted, duplicates = write_batch(uow, project, categories, batch, received_at, import_id)
+    inserted, duplicates = write_batch(uow, project, categories, valid, received_at, import_id)
     uow.imports.finish_import(import_id, len(batch), inserted, duplicates)
     return IngestResult(inserted, duplicates, uow.labels.max_label_id(project.id), import_id)

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from auditor.services import NotFound
+from auditor.services.label_studio.rejections import RejectionSummary, summary_in
 from auditor.services.queries.reverts import RevertMark, chart_reverts
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
 from auditor.stats.catalogue import charts_for, sparkline_metric
@@ -175,6 +176,8 @@ class ProjectDetail:
     pairs: tuple[PairCell, ...]
     categories: tuple[str, ...] = field(default_factory=tuple)
     reverts: tuple[RevertMark, ...] = ()
+    # Label Studio's refused webhook calls (None: the project does not use Label Studio)
+    label_studio: RejectionSummary | None = None
 
 
 @dataclass(frozen=True)
@@ -345,6 +348,7 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
             pairs=pairs,
             categories=tuple(c.name for c in uow.projects.categories(row.id)),
             reverts=chart_reverts(uow, row.id, charts[0].series[0].points if charts else ()),
+            label_studio=summary_in(uow, row.id),
         )
 
 

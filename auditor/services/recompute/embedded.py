@@ -2,8 +2,9 @@
 
 With no ``AUDITOR_BROKER_URL``, ``auditor run`` and ``auditor serve`` call
 ``run_embedded``: every ``interval`` seconds, scan for dirty projects and recompute each one
-here, one after the other. The project lock, the unique (project, scope, tick) key and the
-dirty check make it safe to run beside workers too, but one process is the intended use.
+here, one after the other (and the scheduled Label Studio syncs that are due). The project
+lock, the unique (project, scope, tick) key and the dirty check make it safe to run beside
+workers too, but one process is the intended use.
 
 The loop never dies of an error (issue 11): a failing project is logged with its id, recorded
 (``recompute_health``: the scan backs off from it) and the loop goes on with the next project
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from auditor.services.alerts.delivery import deliver_due
+from auditor.services.label_studio.schedule import due_syncs, run_scheduled_sync
 from auditor.services.recompute import health as recompute_health
 from auditor.services.recompute.health import SchedulerHealth
 from auditor.services.recompute.recompute import (
@@ -90,9 +92,17 @@ def run_cycle(
             log.info("project %s tick %s: snapshots %s", project.slug, result.tick, scopes)
     _guarded("idempotency pruning", health, recompute_health.prune_idempotency, uow,
              idempotency_ttl)  # fmt: skip
+    _guarded("Label Studio syncs", health, run_due_syncs, uow, now)
     if deliver:
         _guarded("notification delivery", health, deliver_due, uow)
     return results
+
+
+def run_due_syncs(uow: UnitOfWork, now: datetime) -> None:
+    """The scheduled Label Studio syncs that are due (``--sync-every``), one after the other;
+    each records its own outcome on the project's settings."""
+    for slug in due_syncs(uow, now):
+        log.info("label studio sync %s: %s", slug, run_scheduled_sync(uow, slug, now).status)
 
 
 def _guarded(what: str, health: SchedulerHealth | None, call: Callable, *args: object) -> None:

@@ -30,6 +30,7 @@ from auditor.errors import Failure
 from auditor.services import NotFound
 from auditor.services.alerts.evaluation import evaluate_snapshots
 from auditor.services.recompute import health as recompute_health
+from auditor.services.recompute.label_studio_points import rejection_points
 from auditor.services.recompute.repeat_coverage import add_coverage
 from auditor.snapshots.dirty import (
     LastSnapshot,
@@ -118,10 +119,12 @@ def _decisions(
     heads: dict[tuple[int, str], repo.SnapshotHead],
     tick: int,
     now: datetime,
+    rejections_changed: bool = False,
 ) -> list[ScopeDecision]:
     settings = project.settings
     cumulative = _last(heads.get((project.id, CUMULATIVE)))
-    new_labels = has_new_labels(cumulative, facts)
+    # Refused Label Studio calls changed: the next snapshot must show it (label_studio_points)
+    new_labels = has_new_labels(cumulative, facts) or rejections_changed
     decisions = []
     for scope in scopes_for(settings):
         last = _last(heads.get((project.id, scope.name)))
@@ -142,6 +145,7 @@ def scan_dirty_projects(uow: UnitOfWork, now: datetime | None = None) -> list[Di
         facts = uow.snapshots.label_facts()
         heads = uow.snapshots.latest_heads()
         backing_off = uow.health.backing_off(datetime.now(UTC))
+        rejected = uow.label_studio_settings.pending()
         for project in sorted(uow.projects.all(), key=lambda p: p.id):
             max_id, count = facts.get(project.id, (None, 0))
             if project.id in backing_off:
@@ -149,7 +153,9 @@ def scan_dirty_projects(uow: UnitOfWork, now: datetime | None = None) -> list[Di
             if max_id is None and not emptied(_last(heads.get((project.id, CUMULATIVE)))):
                 continue  # no labels, and no snapshot showing labels it no longer has
             tick = tick_for(now, project.settings.recompute_interval_seconds)
-            decisions = _decisions(uow, project, ProjectFacts(max_id, count), heads, tick, now)
+            facts_now = ProjectFacts(max_id, count)
+            changed = project.id in rejected
+            decisions = _decisions(uow, project, facts_now, heads, tick, now, changed)
             reasons = tuple(f"{d.scope.name}: {d.reason}" for d in decisions if d.dirty)
             if reasons:
                 dirty.append(DirtyProject(project.id, project.slug, tick, reasons))
@@ -261,7 +267,8 @@ def _recompute_locked(
         taken = not pinned and _tick_taken(heads, tick)
         if taken and (force or _reverted_since(uow, project_id, heads)):
             tick = max(head.tick for head in heads.values()) + 1
-        decisions = _decisions(uow, project, facts, heads, tick, now)
+        changed = project_id in uow.label_studio_settings.pending()
+        decisions = _decisions(uow, project, facts, heads, tick, now, changed)
     if force and (max_id is not None or heads):
         decisions = [
             dataclasses.replace(d, dirty=True, reason="forced")
@@ -300,6 +307,7 @@ def _recompute_locked(
         for row, points, rendered in prepared:
             if row["scope"] == CUMULATIVE:  # repeat coverage is not cut by windows
                 points = [*points, *add_coverage(uow, project_id, rendered, now)]
+                points = [*points, *rejection_points(uow, project_id)]
             snapshot_id = uow.snapshots.insert_snapshot(row, points)
             if snapshot_id is not None:
                 written.append(

@@ -35,3 +35,13 @@ def test_tasks_are_registered_under_stable_names():
     assert {SCAN_TASK, RECOMPUTE_TASK} <= set(workers.app.tasks)
     recompute = workers.app.tasks[RECOMPUTE_TASK]
     assert recompute.max_retries == 10 and recompute.autoretry_for
+
+
+def test_label_studio_syncs_are_scheduled_and_registered():
+    import workers
+    from workers.celery_app import LABEL_STUDIO_SYNC_TASK, LABEL_STUDIO_SYNCS_TASK
+
+    config = celery_config(Settings(broker_url="redis://h:6379/3"))
+    entry = config["beat_schedule"]["label-studio-syncs"]
+    assert entry["task"] == LABEL_STUDIO_SYNCS_TASK and entry["schedule"] == 60.0
+    assert {LABEL_STUDIO_SYNCS_TASK, LABEL_STUDIO_SYNC_TASK} <= set(workers.app.tasks)

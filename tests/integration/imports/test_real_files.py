@@ -145,12 +145,18 @@ EXPORT = [
 def test_label_studio_export(cli, engine, tmp_path) -> None:
     path = tmp_path / "project-3-at-2024.json"
     path.write_text(json.dumps(EXPORT))
-    result = cli("import", "pets", str(path), "--item-field", "data.case")
+    # a project reads Label Studio with its settings: the webhook and the sync read the same
+    refused = cli("import", "pets", str(path), "--item-field", "data.case")
+    assert refused.exit_code == 1
+    assert "auditor label-studio settings pets --item-field data.case" in refused.stderr
+    assert cli("label-studio", "settings", "pets", "--item-field", "data.case").exit_code == 0
+    result = cli("import", "pets", str(path))
     assert result.exit_code == 0, result.stderr
     assert "4 inserted" in result.stdout
+    # the rater is the user id, also where the export carries the user object (the webhook
+    # only ever sends the id: one person, one rater)
     assert _stored(engine) == [
-        ("C1", "10", "cat"), ("C1", "bo@example.com", "cat"), ("C1", "10", "dog"),
-        ("C2", "10", "dog"),
+        ("C1", "10", "cat"), ("C1", "11", "cat"), ("C1", "10", "dog"), ("C2", "10", "dog"),
     ]  # fmt: skip
     # The boxes of the 5 annotations not cancelled (a cancelled one is not looked into).
     assert (
@@ -165,9 +171,12 @@ def test_label_studio_several_controls(cli, engine, tmp_path) -> None:
     annotation["result"].append(_choice("dog", "second_opinion"))
     path = tmp_path / "export.json"
     path.write_text(json.dumps([{"id": 1, "data": {}, "annotations": [annotation]}]))
-    refused = cli("import", "pets", str(path))
-    assert refused.exit_code == 1 and "--from-name" in refused.stderr
-    picked = cli("import", "pets", str(path), "--from-name", "second_opinion")
+    # skipped and counted, never refused: the file is still read
+    skipped = cli("import", "pets", str(path))
+    assert skipped.exit_code == 0 and "0 inserted" in skipped.stdout
+    assert "skipped 1 choices in several controls (set from_name)," in skipped.stderr
+    assert cli("label-studio", "settings", "pets", "--from-name", "second_opinion").exit_code == 0
+    picked = cli("import", "pets", str(path))
     assert picked.exit_code == 0, picked.stderr
     assert _stored(engine) == [("1", "10", "dog")]
 

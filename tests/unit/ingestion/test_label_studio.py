@@ -9,10 +9,11 @@ from auditor.ingestion.label_studio import (
     CANCELLED,
     NO_CHOICE,
     SEVERAL_CHOICES,
+    SEVERAL_CONTROLS,
     LabelStudioFormatError,
     LabelStudioOptions,
     annotation_to_row,
-    export_annotations,
+    export_records,
 )
 
 TASK = {"id": 7, "data": {"image": "https://example.com/1.jpg", "case_id": "C-7"}}
@@ -50,7 +51,7 @@ RECTANGLE = {
 }
 
 
-def test_choices_give_one_row_rater_is_the_id_or_the_email() -> None:
+def test_choices_give_one_row_rater_is_the_user_id() -> None:
     by_id = annotation_to_row(TASK, annotation([choices(["benign"])]), DEFAULT)
     assert by_id.record == {
         "item": 7,
@@ -59,10 +60,9 @@ def test_choices_give_one_row_rater_is_the_id_or_the_email() -> None:
         "labeled_at": "2021-03-09T22:16:08.728353Z",
         "key": "label-studio:1001",  # the webhook's key for the same annotation
     }
+    # an export may carry the user object: its id names her, as the webhook (ids only) does
     as_object = annotation([choices(["benign"])], {"id": 10, "email": "ann@example.com"})
-    assert annotation_to_row(TASK, as_object, DEFAULT).record["rater"] == "ann@example.com"
-    no_email = annotation([choices(["benign"])], {"id": 10, "email": ""})
-    assert annotation_to_row(TASK, no_email, DEFAULT).record["rater"] == 10
+    assert annotation_to_row(TASK, as_object, DEFAULT).record["rater"] == 10
 
 
 def test_item_field_reads_the_task_data() -> None:
@@ -81,17 +81,20 @@ def test_skips_are_counted_with_a_reason() -> None:
     assert multi.skipped == SEVERAL_CHOICES
 
 
-def test_several_controls_need_from_name() -> None:
+def test_several_controls_are_skipped_until_from_name_names_one() -> None:
     two = annotation([choices(["a"], "diagnosis"), choices(["good"], "quality")])
-    with pytest.raises(LabelStudioFormatError, match="--from-name"):
-        annotation_to_row(TASK, two, DEFAULT)
+    assert annotation_to_row(TASK, two, DEFAULT).skipped == SEVERAL_CONTROLS
     picked = annotation_to_row(TASK, two, LabelStudioOptions(from_name="quality"))
     assert picked.record["label"] == "good"
+    # an annotation with only the other control is skipped, never refused
+    quality_only = annotation([choices(["Poor"], "quality")])
+    only = annotation_to_row(TASK, quality_only, LabelStudioOptions(from_name="diagnosis"))
+    assert (only.record, only.skipped) == (None, "no 'diagnosis' choice")
 
 
 def test_an_export_is_a_list_of_tasks_and_two_looks_stay_two() -> None:
     task = {**TASK, "annotations": [annotation([choices(["a"])]), annotation([choices(["b"])])]}
-    rows = [mapped.record for _, _, mapped in export_annotations([task], DEFAULT)]
+    rows = [mapped.record for _, mapped in export_records([task], DEFAULT)]
     assert [(r["item"], r["rater"], r["label"]) for r in rows] == [(7, 10, "a"), (7, 10, "b")]
     with pytest.raises(LabelStudioFormatError, match="list of tasks"):
-        list(export_annotations({"tasks": []}, DEFAULT))
+        list(export_records({"tasks": []}, DEFAULT))

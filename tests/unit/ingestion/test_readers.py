@@ -42,7 +42,7 @@ def test_jsonl_batches_and_line_numbers(tmp_path) -> None:
 
 
 def test_overlong_jsonl_line_is_skipped_without_reading_it_whole(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr("auditor.ingestion.readers.MAX_LINE_BYTES", 100)
+    monkeypatch.setattr("auditor.ingestion.formats.jsonl.MAX_LINE_BYTES", 100)
     content = b'{"item": "' + b"x" * 1000 + b'"}\n{"item": "a", "rater": "r", "label": "yes"}\n'
     (batch,) = list(LabelFileReader(_write(tmp_path, "a.jsonl", content), batch_size=10))
     assert [(e.row, e.message) for e in batch.errors] == [(1, "is longer than 100 bytes")]
