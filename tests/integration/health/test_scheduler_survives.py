@@ -134,7 +134,10 @@ def test_healthz_embedded_ok_then_503_when_the_thread_is_dead(database_url, two_
 
 def test_healthz_embedded_degraded_while_a_project_fails(database_url, two_projects, overflow_in):
     overflow_in.add(two_projects[0])
-    with TestClient(build_app(_settings(database_url))) as client:
+    # A 1 s scan (stale after 3 s): at 0.2 s one slow cycle on a loaded CI machine read as a
+    # dead scheduler (503), which is not what this test is about.
+    settings = Settings(database_url=database_url, scan_interval_seconds=1.0)
+    with TestClient(build_app(settings)) as client:
         health = client.app.state.scheduler_health
         _wait(lambda: health.last_error is not None, 20, "the failure")
         _wait(lambda: client.get("/healthz").json()["scheduler"]["failing_projects"], 20, "count")
