@@ -107,10 +107,17 @@ class ImportRepository:
         statement = select(ImportRecord).where(ImportRecord.project_id == project_id)
         return [_row(r) for r in self.db.scalars(statement.order_by(ImportRecord.id))]
 
-    def get_import(self, project_id: int, import_id: int) -> ImportRow | None:
+    def get_import(
+        self, project_id: int, import_id: int, *, for_update: bool = False
+    ) -> ImportRow | None:
+        """The record; ``for_update``: its row locked until the transaction ends (PostgreSQL;
+        on SQLite the write transaction is the lock), so two reverts of one import queue and
+        the second sees the first's mark."""
         statement = select(ImportRecord).where(
             ImportRecord.project_id == project_id, ImportRecord.id == import_id
         )
+        if for_update:
+            statement = statement.with_for_update()
         found = self.db.scalars(statement).one_or_none()
         return None if found is None else _row(found)
 

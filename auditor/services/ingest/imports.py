@@ -68,8 +68,10 @@ def _view(record: ImportRow) -> ImportView:
     )
 
 
-def _record(uow: UnitOfWork, project: ProjectRecord, import_id: int) -> ImportRow:
-    record = uow.imports.get_import(project.id, import_id)
+def _record(
+    uow: UnitOfWork, project: ProjectRecord, import_id: int, *, for_update: bool = False
+) -> ImportRow:
+    record = uow.imports.get_import(project.id, import_id, for_update=for_update)
     if record is None:
         raise NotFound(f"no import {import_id} in project {project.slug!r}")
     return record
@@ -89,7 +91,9 @@ def revert_import(uow: UnitOfWork, slug: str, import_id: int) -> RevertResult:
     """Delete the labels of one import, all in one transaction; refuses a second revert."""
     with uow:
         project = uow.require_project(slug)
-        record = _record(uow, project, import_id)
+        # Locked: a concurrent revert of this import waits here, then sees it reverted (409)
+        # instead of deleting nothing and overwriting the count with 0.
+        record = _record(uow, project, import_id, for_update=True)
         if record.reverted_at is not None:
             raise Conflict(
                 f"import {import_id} was already reverted at "
