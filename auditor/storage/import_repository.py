@@ -19,6 +19,10 @@ from auditor.storage.import_models import ImportRecord
 from auditor.storage.models import Label, Project
 from auditor.storage.schema import METADATA
 
+# Namespace of the two-key advisory lock that queues a project's file imports (the recompute
+# lock, ``snapshot_repository``, uses "audi").
+_IMPORT_LOCK_NAMESPACE = 0x696D7074  # "impt"
+
 # (position in the batch, item id, rater id, session id or None, labeled_at in microseconds)
 Identity = tuple[int, int, int, int | None, int]
 
@@ -79,6 +83,23 @@ class ImportRepository:
         self.db.add(record)
         self.db.flush()
         return record.id
+
+    def lock_for_import(self, project_id: int) -> None:
+        """Queue behind any other file import of the project until this transaction ends.
+
+        PostgreSQL: ``pg_advisory_xact_lock`` (released by the server at commit, rollback or a
+        lost connection). Taken before the "same content already imported" check, so of two
+        imports of one file started together the second waits for the first to commit and
+        then finds it (refused, or its rows recognised as duplicates); without it both checks
+        ran before either committed and both wrote. SQLite: nothing to do, the write
+        transaction (BEGIN IMMEDIATE) already holds the database's one write lock.
+        """
+        connection = self.db.connection()
+        if connection.dialect.name == "postgresql":
+            connection.execute(
+                text("SELECT pg_advisory_xact_lock(:namespace, :project)"),
+                {"namespace": _IMPORT_LOCK_NAMESPACE, "project": project_id},
+            )
 
     def finish_import(self, import_id: int, rows: int, inserted: int, duplicates: int) -> None:
         record = self.db.get_one(ImportRecord, import_id)

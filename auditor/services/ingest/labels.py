@@ -185,6 +185,10 @@ def import_batches(
         # Phase 2, the write transaction, on the staging's connection.
         with UnitOfWork(staging.bind()) as write:
             project = write.require_project(project_slug)
+            # One file import of a project at a time: a concurrent import of the same file
+            # commits first, and the checks below see it (statements after the lock read
+            # what was committed before it was granted).
+            write.imports.lock_for_import(project.id)
             categories = category_ids_of(write, project)
             gone = {name for name in used if categories.get(name) != read_categories[name]}
             if gone:  # removed or renamed while the file was being parsed
