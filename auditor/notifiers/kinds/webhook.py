@@ -57,7 +57,11 @@ class WebhookKind(DescribedKind):
         allowed: Sequence[Network],
     ) -> SendResult:
         timeouts = WebhookTimeouts(
-            connect=min(5.0, deadline), read=deadline, write=deadline, pool=deadline
+            connect=min(5.0, deadline),
+            read=deadline,
+            write=deadline,
+            pool=deadline,
+            deadline=deadline,  # in all: the send closes its connection when it passes
         )
         sender = WebhookChannel(
             channel, config.url, config.secret, allowed=tuple(allowed), timeouts=timeouts

@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE = timedelta(seconds=60)
 DEFAULT_DEADLINE_SECONDS = 10.0  # a channel's timeout_seconds is its attempt's deadline
 DEFAULT_BATCH = 50
+SEND_GRACE = 0.5  # seconds a send that keeps its own deadline gets to report it
 
 # Sends one notice through one channel within a deadline; never raises (a broken channel is
 # a permanent failure). The demo swaps its own in to keep the log channel quiet.
@@ -198,10 +199,11 @@ def _deliver_one(
 
 def send_within(send: Callable[[], SendResult], deadline: float) -> SendResult:
     """``send()`` bounded by a total deadline (connect + send + read). The per-operation
-    timeouts of a client do not bound a receiver that trickles a byte at a time; this does.
-    A send past its deadline is abandoned (its thread ends with the client's own timeouts or
-    when the receiver stops) and counts as retryable: the receiver de-duplicates on the
-    event id should the abandoned attempt still complete."""
+    timeouts of a client do not bound a receiver that trickles a byte at a time. The kinds
+    that POST keep the deadline themselves (``auditor.notifiers.outbound``: the connection is
+    closed when it passes, so the thread ends); they get ``SEND_GRACE`` more to say so. This is
+    the backstop for any other send: past the deadline it is abandoned and counts as
+    retryable (the receiver de-duplicates on the event id should it still complete)."""
     box: list[SendResult] = []
 
     def run() -> None:
@@ -212,7 +214,7 @@ def send_within(send: Callable[[], SendResult], deadline: float) -> SendResult:
 
     thread = threading.Thread(target=run, name="auditor-send", daemon=True)
     thread.start()
-    thread.join(deadline)
+    thread.join(deadline + SEND_GRACE)
     if box:
         return box[0]
     return SendResult.retryable(
