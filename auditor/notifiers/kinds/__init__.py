@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from auditor.errors import Invalid
-from auditor.notifiers.kinds import email, log, webhook
+from auditor.notifiers.kinds import email, log, slack, webhook
 from auditor.notifiers.kinds.base import check_keys
 from auditor.notifiers.payload import Notification
 from auditor.notifiers.results import SendResult
@@ -65,6 +65,7 @@ KINDS: dict[str, ChannelKind] = {
     "webhook": webhook.KIND,
     "email": email.KIND,
     "log": log.KIND,
+    "slack": slack.KIND,
 }
 
 

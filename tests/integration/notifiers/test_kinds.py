@@ -23,7 +23,7 @@ SECRET = "s" * 32
 
 
 def test_every_kind_is_registered_under_its_own_name() -> None:
-    assert set(KINDS) == {"webhook", "email", "log"}
+    assert set(KINDS) == {"webhook", "email", "log", "slack"}
     assert all(kind.name == name for name, kind in KINDS.items())
 
 
