@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from auditor import __version__
 from auditor.api.auth_first import AuthFirstMiddleware
-from auditor.api.errors import ErrorOut, install_error_handlers
+from auditor.api.errors import ErrorOut, UnavailableMiddleware, install_error_handlers
 from auditor.api.hygiene import NulGuardMiddleware, document_nul_refusal
 from auditor.api.label_studio_rejections import LabelStudioRejectionsMiddleware
 from auditor.api.limits import BodySizeLimitMiddleware
@@ -67,6 +67,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.engine = engine
     app.state.started_at = datetime.now(UTC)  # /healthz: the grace before a first beat
     install_error_handlers(app)
+    # Innermost: a route's busy or unreachable database is a 503 that every middleware
+    # outside sees as an answer (and the connection stays open).
+    app.add_middleware(UnavailableMiddleware)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.api_max_body_bytes)
     # Added last, so outermost: the key is checked before anything reads or sizes the body.
     app.add_middleware(AuthFirstMiddleware)
@@ -75,6 +78,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Outside even that: every refused call of Label Studio's webhook is counted (it never
     # retries one), whichever layer refused it.
     app.add_middleware(LabelStudioRejectionsMiddleware)
+    # And outermost: the same for a middleware's own lookup (the key, before the body).
+    app.add_middleware(UnavailableMiddleware)
     app.include_router(ops.router)
     for module in (key, projects, labels, imports, reads, snapshots, alerts, repeats, integrations):
         app.include_router(module.router, responses=ERROR_RESPONSES)

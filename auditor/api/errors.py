@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -15,7 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from auditor.api.routing import api_routes
 from auditor.errors import AuditorError, Conflict, Failure, Invalid, NotFound
@@ -194,23 +195,72 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-        if is_lock_timeout(exc):
-            # Another writer (a long import on SQLite) holds the lock: busy, not broken.
-            log.warning("write lock not available: %s", exc)
-            return error_response(
-                503,
-                "the database is busy with another write; retry shortly",
-                code="database_busy",
-                headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
-            )
-        if is_connection_error(exc):
-            # Down or restarting: the request may succeed later, nothing is wrong with it.
-            log.warning("database unavailable: %s", exc)
-            return error_response(
-                503,
-                "database unavailable",
-                code="unavailable",
-                headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_SECONDS)},
-            )
+        # Starlette runs this handler inside ServerErrorMiddleware, which re-raises after it
+        # answers (a traceback, a closed connection): fine for a bug, not for a busy or
+        # unreachable database, which ``UnavailableMiddleware`` answers first.
+        answer = unavailable(exc)
+        if answer is not None:
+            return error_response(503, answer.message, code=answer.code, headers=answer.headers)
         log.exception("unexpected error", exc_info=exc)
         return error_response(500, "internal error")
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """A 503: the request may succeed later, nothing is wrong with it."""
+
+    message: str
+    code: str
+    retry_after: int
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
+
+
+def unavailable(exc: BaseException) -> Unavailable | None:
+    """The 503 for a busy or unreachable database (logged as a warning, one line), else None."""
+    if is_lock_timeout(exc):
+        # Another writer (a long import on SQLite) holds the lock: busy, not broken.
+        log.warning("write lock not available: %s", exc)
+        return Unavailable(
+            "the database is busy with another write; retry shortly",
+            "database_busy",
+            BUSY_RETRY_AFTER_SECONDS,
+        )
+    if is_connection_error(exc):
+        # Down or restarting: the request may succeed later, nothing is wrong with it.
+        log.warning("database unavailable: %s", exc)
+        return Unavailable("database unavailable", "unavailable", UNAVAILABLE_RETRY_AFTER_SECONDS)
+    return None
+
+
+class UnavailableMiddleware:
+    """Answers 503 for a busy or unreachable database below ServerErrorMiddleware, so the
+    exception ends here: no traceback, and the keep-alive connection stays open for the
+    client's next request (a client that retries on 503 but not on a transport error would
+    otherwise lose its request). Installed innermost (a route's error, so the middlewares
+    outside see the 503) and outermost (a middleware's own lookup, such as the key's)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception as exc:
+            answer = None if started else unavailable(exc)
+            if answer is None:
+                raise
+            await send_error(send, 503, answer.message, code=answer.code, headers=answer.headers)
