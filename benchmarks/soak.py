@@ -1,9 +1,13 @@
 """Soak: N clients post labels for T seconds against the distributed topology on loopback.
 
     .venv/bin/python benchmarks/soak.py [--clients 8] [--seconds 60] [--batch 40] [--scan 5]
+        [--postgres-url postgresql+psycopg://postgres@127.0.0.1:5432/postgres]
+        [--database auditor_soak_<hex>] [--redis-url redis://127.0.0.1:6379/14]
 
-The topology is the compose one as native processes (as in tests/e2e/topology): a fresh
-PostgreSQL database ``auditor_soak_<hex>`` (dropped at the end), Redis DB 14 under a key
+Runs from the project's own venv (``make .venv/.installed``: it needs nothing but what the
+project installs, no test tools). The topology is the compose one as native processes (as in
+tests/e2e/topology): a fresh PostgreSQL database (``--database``, created through
+``--postgres-url`` and dropped at the end), the Redis database of ``--redis-url`` under a key
 prefix of its own (deleted at the end), ``auditor serve`` (one uvicorn worker), one Celery
 worker (concurrency 1) and one beat scanning every ``--scan`` seconds (default 5); the
 project's tick is one second, so a recompute follows every scan while labels arrive. Each
@@ -46,15 +50,19 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from auditor.services.access.keys import create_key  # noqa: E402
+from auditor.services.access.public_ids import load_public_ids  # noqa: E402
 from auditor.services.projects.projects import create_project  # noqa: E402
+from auditor.services.recompute.recompute import find_project_id  # noqa: E402
 from auditor.storage import migrate  # noqa: E402
 from auditor.storage.db import make_engine  # noqa: E402
 from auditor.storage.unit_of_work import UnitOfWork  # noqa: E402
-from tests.services import POSTGRES_ADMIN_URL  # noqa: E402
 
 BIN = Path(sys.executable).parent
-REDIS_DB = 14
 SLUG = "soak"
+POSTGRES_URL = os.environ.get(
+    "AUDITOR_SOAK_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+REDIS_URL = os.environ.get("AUDITOR_SOAK_REDIS_URL", "redis://127.0.0.1:6379/14")
 
 
 def _libpq(url: str) -> str:
@@ -81,7 +89,7 @@ class Post:
     latency: float
     status: int
     inserted: int = 0
-    max_label_id: int | None = None
+    max_label_id: int | None = None  # opaque, as the API shows it; decoded after the run
 
 
 @dataclass
@@ -182,12 +190,26 @@ def main() -> None:
     parser.add_argument(
         "--new-rater-seconds", type=float, default=5.0, help="each client: a new rater this often"
     )
+    parser.add_argument(
+        "--postgres-url",
+        default=POSTGRES_URL,
+        help="a PostgreSQL URL whose user may create databases (env AUDITOR_SOAK_POSTGRES_URL)",
+    )
+    parser.add_argument(
+        "--database", default=None, help="name of the database to create (dropped at the end)"
+    )
+    parser.add_argument(
+        "--redis-url",
+        default=REDIS_URL,
+        help="the broker: a Redis URL with its database number (env AUDITOR_SOAK_REDIS_URL)",
+    )
     args = parser.parse_args()
 
-    database = f"auditor_soak_{uuid.uuid4().hex[:8]}"
+    database = args.database or f"auditor_soak_{uuid.uuid4().hex[:8]}"
     prefix = f"auditor-soak-{uuid.uuid4().hex[:8]}:"
-    url = make_url(POSTGRES_ADMIN_URL).set(database=database).render_as_string(False)
-    with psycopg.connect(_libpq(POSTGRES_ADMIN_URL), autocommit=True) as admin:
+    admin_url = args.postgres_url
+    url = make_url(admin_url).set(database=database).render_as_string(False)
+    with psycopg.connect(_libpq(admin_url), autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{database}"')
     logs = Path(tempfile.mkdtemp(prefix="auditor-soak-"))
     processes: dict[str, subprocess.Popen] = {}
@@ -203,7 +225,7 @@ def main() -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("AUDITOR_")}
         env.update(
             AUDITOR_DATABASE_URL=url,
-            AUDITOR_BROKER_URL=f"redis://127.0.0.1:6379/{REDIS_DB}",
+            AUDITOR_BROKER_URL=args.redis_url,
             AUDITOR_BROKER_KEY_PREFIX=prefix,
             AUDITOR_SCAN_INTERVAL_SECONDS=str(args.scan),
             AUDITOR_LOG_LEVEL="WARNING",
@@ -283,6 +305,12 @@ def main() -> None:
         health = httpx.get(f"{base}/healthz", timeout=5)
         worker_text = worker_log.read_text(errors="replace")
         snapshots = cumulative()
+        # The API shows opaque label ids; the snapshots' watermarks are the stored ids.
+        ids = load_public_ids(UnitOfWork(engine))
+        project_id = find_project_id(UnitOfWork(engine), SLUG)
+        for post in load.posts:
+            if post.max_label_id is not None:
+                post.max_label_id = ids.decode("label", project_id, post.max_label_id)
     finally:
         for process in processes.values():
             if process.poll() is None:
@@ -291,9 +319,9 @@ def main() -> None:
                 process.wait(timeout=10)
         if engine is not None:
             engine.dispose()
-        with psycopg.connect(_libpq(POSTGRES_ADMIN_URL), autocommit=True) as admin:
+        with psycopg.connect(_libpq(admin_url), autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-        client = redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB)
+        client = redis.Redis.from_url(args.redis_url)
         keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
         if keys:
             client.delete(*keys)
@@ -321,17 +349,22 @@ def main() -> None:
         f"lost {acknowledged - stored if acknowledged > stored else 0}"
     )
     print(
-        f"ingest latency       p50 {statistics.median(latencies):.1f} ms, "
+        f"ingest latency       p50 {_percentile(latencies, 0.5):.1f} ms, "
         f"p95 {_percentile(latencies, 0.95):.1f} ms"
     )
     print(
         f"recomputes           {len(snapshots)} cumulative snapshots; failed: {recorded} recorded, "
         f"{log_failures} in the worker log; task retries {worker_text.count('Retry in')}"
     )
+    if finite:
+        shown = (
+            f"p50 {statistics.median(finite):.2f} s, p95 {_percentile(finite, 0.95):.2f} s, "
+            f"max {max(finite):.2f} s"
+        )
+    else:
+        shown = "no batch covered by a snapshot"
     print(
-        f"commit-to-snapshot   p50 {statistics.median(finite):.2f} s, "
-        f"p95 {_percentile(finite, 0.95):.2f} s, "
-        f"max {max(finite):.2f} s ({len(lags) - len(finite)} batches never covered); "
+        f"commit-to-snapshot   {shown} ({len(lags) - len(finite)} batches never covered); "
         f"two scan intervals = {2 * args.scan:g} s; caught up {caught_up:.1f} s after the load"
     )
     print(f"/healthz at the end  {health.status_code} {health.json().get('status')}")
