@@ -147,6 +147,16 @@ class HealthRepository:
             return None
         return HeartbeatRow(row.name, row.beat_at, row.interval_seconds, row.last_error)
 
+    def read_heartbeats(self, prefix: str) -> list[HeartbeatRow]:
+        """Every heartbeat whose name starts with ``prefix`` (the workers' rows)."""
+        rows = self.db.scalars(
+            select(SchedulerHeartbeat).where(SchedulerHeartbeat.name.startswith(prefix))
+        )
+        return [HeartbeatRow(r.name, r.beat_at, r.interval_seconds, r.last_error) for r in rows]
+
+    def delete_heartbeat(self, name: str) -> None:
+        self.db.execute(delete(SchedulerHeartbeat).where(SchedulerHeartbeat.name == name))
+
     def prune_idempotency(self, older_than: datetime) -> int:
         """Delete idempotency records created before ``older_than``; returns how many."""
         result = self.db.execute(

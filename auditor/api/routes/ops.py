@@ -17,6 +17,7 @@ from auditor.services.recompute.health import (
     distributed_report,
     with_failing_projects,
 )
+from auditor.services.recompute.worker_health import WorkersReport, workers_report
 from auditor.storage.unit_of_work import UnitOfWork
 
 router = APIRouter(tags=["ops"])
@@ -24,23 +25,35 @@ router = APIRouter(tags=["ops"])
 
 @router.get(
     "/healthz",
-    responses={503: {"description": "the scheduler is dead or has not completed a cycle lately"}},
+    responses={
+        503: {
+            "description": "the scheduler is dead or has not completed a cycle lately, or "
+            "(distributed) no worker has answered lately"
+        }
+    },
 )
 def healthz(request: Request, response: Response) -> dict[str, Any]:
     """Liveness of the process and of the recompute scheduler.
 
     ``status`` is ok, or degraded when the last cycle recorded an error (still 200). 503
     when the embedded scheduler thread is dead or its last completed cycle (distributed: the
-    beat scan's heartbeat in the database) is older than three scan intervals."""
+    beat scan's heartbeat in the database) is older than three scan intervals, and in
+    distributed mode when no worker's heartbeat is (``workers``: how many answered)."""
     state = request.app.state
     settings = state.settings
     health: SchedulerHealth | None = getattr(state, "scheduler_health", None)
     report: SchedulerReport | None = None
+    workers: WorkersReport | None = None
     if health is not None:
         report = health.report()
     elif settings.broker_url is not None:
         try:
             report = distributed_report(
+                UnitOfWork(state.engine, read_only=True),
+                settings.scan_interval_seconds,
+                state.started_at,
+            )
+            workers = workers_report(
                 UnitOfWork(state.engine, read_only=True),
                 settings.scan_interval_seconds,
                 state.started_at,
@@ -61,6 +74,11 @@ def healthz(request: Request, response: Response) -> dict[str, Any]:
         body["scheduler"] = report.as_json()
         body["status"] = "degraded" if report.degraded else "ok"
         if not report.healthy:
+            response.status_code = 503
+    if workers is not None:
+        body["workers"] = workers.as_json()
+        if not workers.healthy:
+            body["status"] = "degraded"
             response.status_code = 503
     return body
 

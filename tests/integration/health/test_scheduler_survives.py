@@ -18,6 +18,7 @@ from auditor.services.recompute import health as recompute_health
 from auditor.services.recompute import recompute as audit
 from auditor.services.recompute.embedded import start_in_thread
 from auditor.services.recompute.recompute import find_project_id
+from auditor.services.recompute.worker_health import worker_beat
 from auditor.storage.unit_of_work import UnitOfWork
 
 INTERVAL = 0.2
@@ -157,6 +158,7 @@ def test_healthz_distributed_reads_the_beat_heartbeat(database_url, uow):
         assert response.status_code == 503, response.json()
         assert response.json()["scheduler"]["reason"]
         recompute_health.beat(uow, INTERVAL)
+        worker_beat(uow, "celery@test", 60)  # a worker answers too (test_worker_heartbeat)
         body = client.get("/healthz").json()
         assert body["status"] == "ok" and body["scheduler"]["mode"] == "distributed", body
         stale = datetime.now(UTC) - timedelta(seconds=4 * INTERVAL)
