@@ -14,7 +14,8 @@ The dashboard is read-only but shows every project's reliability, so it is close
   ``/logout``. Loopback gets no exemption then, because behind a reverse proxy every request
   comes from loopback.
 
-Sign-in attempts are limited per client (``LOGIN_ATTEMPTS`` a minute) and the token is
+Failed sign-in attempts are limited per client (``LOGIN_ATTEMPTS`` a minute; a successful
+one counts nothing, so an operator who signs in often is never refused) and the token is
 compared in constant time. The per-project API keys are deliberately not accepted: a key is
 scoped to one project, while the dashboard lists them all.
 """
@@ -45,8 +46,8 @@ LOGIN_WINDOW_SECONDS = 60.0
 
 
 class AttemptLimiter:
-    """At most ``limit`` attempts per client in any ``window`` seconds (one process's count;
-    several API processes each keep their own)."""
+    """At most ``limit`` failed attempts per client in any ``window`` seconds (one process's
+    count; several API processes each keep their own)."""
 
     def __init__(
         self,
@@ -57,25 +58,37 @@ class AttemptLimiter:
         self.limit, self.window, self.clock = limit, window, clock
         self._seen: dict[str, deque[float]] = {}
 
-    def allow(self, client: str | Sequence[str]) -> float | None:
-        """None if this attempt may go ahead (and counts it against every one of ``client``),
-        else seconds until one may: any of them over the limit refuses."""
+    def wait(self, client: str | Sequence[str]) -> float | None:
+        """None if an attempt may go ahead now, else seconds until one may: any of
+        ``client`` over the limit refuses. Counts nothing (``failed`` does)."""
         clients = [client] if isinstance(client, str) else list(client)
         now = self.clock()
         if len(self._seen) > 10_000:  # many clients: forget the ones whose window is over
             self._seen = {k: v for k, v in self._seen.items() if v and v[-1] > now - self.window}
         waits = []
         for name in clients:
-            seen = self._seen.setdefault(name, deque())
+            seen = self._seen.get(name)
+            if seen is None:
+                continue
             while seen and seen[0] <= now - self.window:
                 seen.popleft()
             if len(seen) >= self.limit:
                 waits.append(seen[0] + self.window - now)
-        if waits:
-            return max(waits)
+        return max(waits) if waits else None
+
+    def failed(self, client: str | Sequence[str]) -> None:
+        """Count one failed attempt against every one of ``client``."""
+        clients = [client] if isinstance(client, str) else list(client)
+        now = self.clock()
         for name in clients:
-            self._seen[name].append(now)
-        return None
+            self._seen.setdefault(name, deque()).append(now)
+
+    def allow(self, client: str | Sequence[str]) -> float | None:
+        """``wait``, and when the attempt may go ahead, count it (as a failure would be)."""
+        waited = self.wait(client)
+        if waited is None:
+            self.failed(client)
+        return waited
 
 
 class DashboardAccess:

@@ -148,7 +148,8 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
     @app.post("/login", include_in_schema=False)
     @html_when_down
     async def login(request: Request) -> Response:
-        wait = access.limiter.allow(access.client_key(request))
+        clients = access.client_key(request)
+        wait = access.limiter.wait(clients)  # failures only are counted, below
         if wait is not None:
             message = f"too many sign-in attempts; try again in {int(wait) + 1} s"
             page = renderer.page("error.html", title="Too many attempts", message=message)
@@ -157,6 +158,7 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
         candidate = (form.get("token") or [""])[0]
         target = _local((form.get("next") or ["/"])[0])
         if not access.token_matches(candidate):
+            access.limiter.failed(clients)
             page = renderer.page("login.html", title="Sign in", next=target, failed=True)
             return HTMLResponse(page, 401)
         session_id = await run_in_threadpool(open_session, writer())

@@ -130,6 +130,18 @@ def test_sign_in_attempts_are_limited_per_client(database_url) -> None:
         _sign_in(other)
 
 
+def test_successful_sign_ins_are_not_counted(database_url) -> None:
+    # Issue 26: the limit is on failures; before, the sixth sign-in of a minute was 429.
+    with _client(_app(database_url, TOKEN), peer="198.51.100.9") as client:
+        for _ in range(8):
+            _sign_in(client)
+        for _ in range(4):  # failures still count: four, then a success, then the fifth
+            assert client.post("/login", data={"token": "guess"}).status_code == 401
+        _sign_in(client)
+        assert client.post("/login", data={"token": "guess"}).status_code == 401
+        assert client.post("/login", data={"token": TOKEN}).status_code == 429
+
+
 def test_the_attempt_window_slides() -> None:
     now = [0.0]
     limiter = AttemptLimiter(limit=2, window=60, clock=lambda: now[0])
