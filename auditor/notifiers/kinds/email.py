@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from auditor.errors import Invalid
+from auditor.notifiers.addresses import check_address
 from auditor.notifiers.kinds.base import (
     DescribedKind,
     check_keys,
@@ -64,6 +65,9 @@ class EmailKind(DescribedKind):
             raise Invalid(f"{where} needs email_from (the sender address)", field="email_from")
         if not config.email_to:
             raise Invalid(f"{where} needs email_to (one recipient or more)", field="email_to")
+        check_address(config.email_from, "email_from", where)
+        for recipient in config.email_to:
+            check_address(recipient, "email_to", where)
         if not 0 < config.email_port < 65536:
             raise Invalid(
                 f"{where}: email_port must be 1 to 65535, got {config.email_port}",
