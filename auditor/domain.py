@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from enum import StrEnum
 
 import numpy as np
@@ -64,6 +64,51 @@ def time_out_of_range(moment: datetime) -> str | None:
     if EARLIEST_MICROS <= micros < LATEST_MICROS:
         return None
     return f"{moment.isoformat()} is out of range: {TIME_RANGE_TEXT}"
+
+
+# The timestamps the service reads (labeled_at, silences, at/since/until): RFC 3339 date-time
+# (``T``, ``t`` or a space between date and time; ``Z``, ``z`` or an offset ``+HH:MM``), and
+# the same without a zone, read as UTC (real exports write it); the seconds may be left out
+# (spreadsheets write ``2024-05-01 10:00``). Fractions: 1 to 6 digits
+# (microseconds are the finest unit stored: a 7th is refused, not truncated). Nothing else:
+# no week or ordinal dates, no basic format, no offsets with seconds, no space before the zone.
+TIMESTAMP_FORMS = (
+    "YYYY-MM-DDTHH:MM[:SS[.ffffff]](Z|+HH:MM|-HH:MM), or without a zone (UTC); "
+    "a space may replace the T"
+)
+_TIMESTAMP = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?"
+    r"(?:([Zz])|([+-])(\d{2}):(\d{2}))?",
+    re.ASCII,
+)
+
+
+def parse_timestamp(text: str) -> datetime:
+    """An aware datetime (no zone: UTC) of one of the accepted forms (``TIMESTAMP_FORMS``);
+    ``ValueError`` saying what is wrong otherwise. Range is not checked
+    (``time_out_of_range``)."""
+    found = _TIMESTAMP.fullmatch(text)
+    if found is None:
+        raise ValueError(f"not an RFC 3339 (ISO 8601) timestamp ({TIMESTAMP_FORMS})")
+    year, month, day, hour, minute, second, fraction, _z, sign, zone_h, zone_m = found.groups()
+    if fraction is not None and len(fraction) > 6:
+        raise ValueError(
+            f"{len(fraction)} fractional digits: at most 6 (microseconds) are kept, "
+            "so more are refused rather than cut"
+        )
+    zone = UTC
+    if sign is not None:
+        if int(zone_h) > 23 or int(zone_m) > 59:
+            raise ValueError(f"offset {sign}{zone_h}:{zone_m} is not a valid offset")
+        offset = timedelta(hours=int(zone_h), minutes=int(zone_m))
+        zone = timezone(-offset if sign == "-" else offset)
+    micros = int((fraction or "0").ljust(6, "0"))
+    try:
+        return datetime(
+            int(year), int(month), int(day), int(hour), int(minute), int(second or 0), micros, zone
+        )
+    except ValueError as error:
+        raise ValueError(f"not a valid ISO 8601 date and time ({error})") from None
 
 
 class RaterKind(StrEnum):

@@ -17,7 +17,7 @@ from pydantic import (
     create_model,
 )
 
-from auditor.domain import time_out_of_range
+from auditor.domain import parse_timestamp, time_out_of_range
 from auditor.ingestion.batch import ID_MAX, TIMESTAMP_MAX
 from auditor.ingestion.schemas import PROJECT_NAME_MAX, SLUG_PATTERN
 from auditor.ingestion.text import FORBIDDEN_CLASS, forbidden_character, nfc
@@ -58,10 +58,18 @@ ProjectName = Annotated[
 
 
 def _iso_only(value: object) -> object:
-    # Pydantic would also take a number as Unix time; the API documents ISO 8601 only.
+    # Pydantic would also take a number as Unix time, and more ISO 8601 forms than the API
+    # documents: RFC 3339 (and its zone-less form, UTC) only (auditor.domain.parse_timestamp).
+    if isinstance(value, datetime):
+        return value
     if not isinstance(value, str) or not ISO_START.match(value):
         raise ValueError("expected an ISO 8601 time such as 2024-05-01T10:00:00Z")
-    return value
+    try:
+        return parse_timestamp(value)
+    except ValueError as error:
+        raise ValueError(
+            f"expected an RFC 3339 time such as 2024-05-01T10:00:00Z: {error}"
+        ) from None
 
 
 def _in_range(value: datetime) -> datetime:

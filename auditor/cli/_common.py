@@ -61,14 +61,21 @@ def command_clock(ctx: typer.Context) -> Callable[[], datetime]:
     return ctx.obj if callable(ctx.obj) else _wall_clock
 
 
+def shown_input(text: str, limit: int = 40) -> str:
+    """A short, escaped excerpt of what was typed, for an error message."""
+    excerpt = text[:limit].encode("unicode_escape").decode("ascii")
+    return repr(excerpt) + ("..." if len(text) > limit else "")
+
+
 def parse_time(text: str, option: str) -> datetime:
-    """ISO 8601 given to ``option``; a time without a zone is UTC. Exits 2 when unreadable."""
-    from auditor.domain import time_out_of_range
+    """An RFC 3339 time given to ``option`` (``auditor.domain.TIMESTAMP_FORMS``); a time
+    without a zone is UTC. Exits 2 when unreadable."""
+    from auditor.domain import parse_timestamp, time_out_of_range
 
     try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        fail(f"{option}: not an ISO 8601 time: {text!r} (e.g. 2024-05-01T10:00:00Z)", 2)
+        moment = parse_timestamp(text.strip())
+    except ValueError as error:
+        fail(f"{option}: not an ISO 8601 time: {shown_input(text)}: {error}", 2)
     moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
     out_of_range = time_out_of_range(moment)
     if out_of_range is not None:

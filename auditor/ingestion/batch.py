@@ -32,6 +32,7 @@ from auditor.domain import (
     EARLIEST_MICROS,
     LATEST_MICROS,
     RaterKind,
+    parse_timestamp,
     time_out_of_range,
     to_micros,
 )
@@ -170,9 +171,9 @@ def _timestamp(value: object) -> Normalised:
         if len(text) > TIMESTAMP_MAX:
             return None, f"is {len(text)} characters long: not a timestamp"
         try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
-            return None, f"is not an ISO 8601 timestamp: {shown(text)}"
+            moment = parse_timestamp(text)
+        except ValueError as error:
+            return None, f"{shown(text)}: {error}"
     else:
         return None, f"must be an ISO 8601 text, got {type(value).__name__}"
     if moment.tzinfo is None:
