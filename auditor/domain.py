@@ -111,6 +111,17 @@ def parse_timestamp(text: str) -> datetime:
         raise ValueError(f"not a valid ISO 8601 date and time ({error})") from None
 
 
+def windows_problem(days: tuple[int, ...] | list[int]) -> str | None:
+    """Why rolling windows given by a person are refused, or None: at least one, each
+    once (a repeated window is a mistake to name, not to drop silently)."""
+    if not days:
+        return "windows_days needs at least one window (e.g. 7)"
+    repeated = sorted({d for d in days if list(days).count(d) > 1})
+    if repeated:
+        return f"windows_days repeats {', '.join(f'{d}d' for d in repeated)}: give each window once"
+    return None
+
+
 class RaterKind(StrEnum):
     """Humans form the fixed group; models are scored against it and never join it."""
 

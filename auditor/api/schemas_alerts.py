@@ -36,6 +36,7 @@ from auditor.domain import (
     RhoUnrated,
     Scale,
     Weights,
+    windows_problem,
 )
 from auditor.errors import Invalid
 from auditor.notifiers.kinds import KINDS
@@ -75,6 +76,15 @@ Port = Annotated[int, Field(ge=1, le=65535), _JsonInt]
 # operators may lower it (422 names it)
 Resamples = Annotated[int, Field(ge=10, le=MAX_BOOTSTRAP_RESAMPLES), _JsonInt]
 WindowDays = Annotated[int, Field(ge=1, le=9999), _JsonInt]
+
+
+def _windows_once(days: list[int]) -> list[int]:
+    problem = windows_problem(days)
+    if problem is not None:
+        raise ValueError(problem)
+    return days
+
+
 RecomputeSeconds = Annotated[int, Field(ge=1, le=30 * 86400), _JsonInt]
 # Strict: a JSON string or boolean is not a number or a flag (lax mode would convert "0.5").
 Finite = Annotated[float, Strict(), Field(ge=-1e6, le=1e6, allow_inf_nan=False)]
@@ -361,7 +371,12 @@ class SettingsPatch(BaseModel):
     windows_days: (
         Annotated[
             list[WindowDays],
-            Field(max_length=MAX_WINDOWS, description="rolling windows in days; [] for none"),
+            Field(
+                min_length=1,
+                max_length=MAX_WINDOWS,
+                description="rolling windows in days: at least one, each once",
+            ),
+            AfterValidator(_windows_once),
         ]
         | None
     ) = None

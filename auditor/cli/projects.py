@@ -14,6 +14,7 @@ from auditor.domain import (
     RhoUnrated,
     Scale,
     Weights,
+    windows_problem,
 )
 from auditor.services.projects.projects import (
     ProjectView,
@@ -101,6 +102,9 @@ def register(app: typer.Typer) -> None:
             window_days = tuple(int(part) for part in _split(windows))
         except ValueError:
             fail(f"--windows: expected whole days separated by commas, got {windows!r}", 2)
+        problem = windows_problem(window_days)
+        if problem is not None:
+            fail(f"--windows: {problem}", 2)
         settings = get_settings()
         view = create_project(
             unit_of_work(),

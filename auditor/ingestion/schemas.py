@@ -20,6 +20,7 @@ from auditor.domain import (
     RhoUnrated,
     Scale,
     Weights,
+    windows_problem,
 )
 from auditor.ingestion.text import clean_name
 
@@ -83,6 +84,17 @@ class ProjectIn(BaseModel):
     def _categories(cls, names: list[str]) -> list[str]:
         return check_new_categories(names)
 
+    @field_validator("windows_days")
+    @classmethod
+    def _windows(cls, days: tuple[int, ...]) -> tuple[int, ...]:
+        # A repeat is refused, not dropped (issue 26). No window at all stays possible here
+        # (a cumulative-only project, as tests and the service use); the CLI and the API,
+        # where a person types the list, ask for at least one (``windows_problem``).
+        problem = windows_problem(days) if days else None
+        if problem is not None:
+            raise ValueError(problem)
+        return days
+
     def settings(self) -> ProjectSettings:
         """The project settings (ValueError when a value is out of range)."""
         return ProjectSettings(
@@ -93,7 +105,7 @@ class ProjectIn(BaseModel):
             interval_method=self.interval_method,
             interval_level=self.interval_level,
             bootstrap_resamples=self.bootstrap_resamples,
-            windows_days=tuple(sorted(set(self.windows_days))),
+            windows_days=tuple(sorted(self.windows_days)),
             recompute_interval_seconds=self.recompute_interval_seconds,
             scale=self.scale,
             weights=self.weights,

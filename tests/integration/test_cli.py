@@ -58,6 +58,9 @@ def test_project_commands(cli, database_url) -> None:
     assert "0:normal, 1:benign, 2:other" in shown.stdout
     assert "windows    7d, 30d" in shown.stdout
     assert "rater model max_entropy" in shown.stdout
+    for windows, said in (("7,30,7", "repeats 7d"), ("", "at least one window")):  # issue 26
+        refused = cli(database_url, "project", "create", "w", "-c", "a,b", "--windows", windows)
+        assert refused.exit_code == 2 and said in refused.stderr, refused.stderr
     default = cli(database_url, "project", "create", "plain", "-c", "a,b")
     assert "rater model moments" in default.stdout
     assert "scale      nominal" in default.stdout

@@ -39,7 +39,7 @@ def test_settings_are_stored_in_typed_columns(uow) -> None:
         interval_method="bootstrap",
         interval_level=0.9,
         bootstrap_resamples=200,
-        windows_days=(30, 7, 7),
+        windows_days=(30, 7),
     )
     settings = project_settings(uow, "p")
     assert settings.collapse is CollapsePolicy.MODE
@@ -59,6 +59,7 @@ def test_settings_are_stored_in_typed_columns(uow) -> None:
         ("p", ["a", "b"], {"interval_level": 1.5}, "interval_level"),
         ("p", ["a", "b"], {"collapse": "median"}, "collapse"),
         ("p", ["a", "b"], {"windows_days": (0,)}, "windows_days"),
+        ("p", ["a", "b"], {"windows_days": (30, 7, 7)}, "windows_days repeats 7d"),
     ],
 )
 def test_invalid_projects_are_refused(uow, count_rows, slug, categories, fields, message) -> None:

@@ -21,6 +21,7 @@ from auditor.domain import (
     RhoUnrated,
     Scale,
     Weights,
+    windows_problem,
 )
 from auditor.services import Invalid
 from auditor.storage.unit_of_work import UnitOfWork
@@ -85,7 +86,10 @@ def _coerce(name: str, value: Any) -> Any:
         days = list(value) if isinstance(value, list | tuple) else [value]
         if not all(isinstance(d, int) and not isinstance(d, bool) for d in days):
             raise InvalidSetting(name, f"windows_days must be whole days, got {value!r}")
-        return tuple(sorted(set(days)))
+        problem = windows_problem(days)
+        if problem is not None:
+            raise InvalidSetting(name, problem)
+        return tuple(sorted(days))
     if name in _INTEGERS and (isinstance(value, bool) or not isinstance(value, int)):
         raise InvalidSetting(name, f"{name} must be an integer, got {value!r}")
     if name == "interval_level" and (isinstance(value, bool) or not isinstance(value, int | float)):

@@ -278,7 +278,7 @@ def test_settings_update(world) -> None:
     assert (before["scale"], before["weights"]) == ("nominal", "quadratic")
     patch = {
         "interval_level": 0.9,
-        "windows_days": [30, 7, 30],
+        "windows_days": [30, 7],
         "collapse": "latest",
         "rater_model": "max_entropy",
         "scale": "ordinal",
@@ -309,6 +309,8 @@ def test_settings_update(world) -> None:
         ({"scale": "interval"}, "scale"),
         ({"weights": "cubic"}, "weights"),
         ({"windows_days": [0]}, "windows_days"),
+        ({"windows_days": [30, 7, 30]}, "windows_days"),  # a repeat is refused (issue 26)
+        ({"windows_days": []}, "windows_days"),  # so is no window
         ({"colour": "red"}, "colour"),
     ):
         error = _error(client.patch(f"{BASE}/settings", json=bad, headers=admin), 422)
@@ -330,6 +332,8 @@ def test_settings_service_names_the_field(world) -> None:
             ({"scale": "ratio"}, "scale"),
             ({"weights": "cubic"}, "weights"),
             ({"windows_days": [7, -1]}, "windows_days"),
+            ({"windows_days": [7, 7]}, "windows_days"),
+            ({"windows_days": []}, "windows_days"),
             ({"recompute_interval_seconds": True}, "recompute_interval_seconds"),
             ({"nope": 1}, "nope"),
         ):
