@@ -18,6 +18,26 @@ from __future__ import annotations
 
 from typing import Any
 
+EXCERPT_CHARACTERS = 40
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARACTERS) -> str:
+    """A short, escaped excerpt of some input for a message: its ``repr`` (CR, LF, NUL and
+    other unprintable characters escaped) cut to ``limit`` characters and, when cut, how long
+    the whole was. Error bodies never echo more of what a client sent."""
+    text = repr(value)
+    if len(text) <= limit + 2:
+        return text
+    if isinstance(value, list | tuple | dict):
+        return f"{text[:limit]}... ({len(value)} entries)"
+    return f"{text[:limit]}... ({len(value) if isinstance(value, str) else len(text)} characters)"
+
+
+def shown_name(value: str, limit: int = 64) -> str:
+    """``value`` itself when it is short and printable (a name echoed as data), else its
+    ``excerpt``."""
+    return value if len(value) <= limit and value.isprintable() else excerpt(value)
+
 
 class AuditorError(Exception):
     """Something a shell shows as it is: the message names what is wrong."""

@@ -19,7 +19,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from auditor.errors import Invalid
+from auditor.errors import Invalid, excerpt
 from auditor.notifiers.kinds import email, log, slack, webhook
 from auditor.notifiers.kinds.base import check_keys
 from auditor.notifiers.payload import Notification
@@ -72,7 +72,9 @@ KINDS: dict[str, ChannelKind] = {
 def kind_named(name: str) -> ChannelKind:
     found = KINDS.get(name)
     if found is None:
-        raise Invalid(f"channel kind must be one of {', '.join(KINDS)}, got {name!r}", field="kind")
+        raise Invalid(
+            f"channel kind must be one of {', '.join(KINDS)}, got {excerpt(name)}", field="kind"
+        )
     return found
 
 

@@ -13,7 +13,7 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from auditor.errors import Invalid
+from auditor.errors import Invalid, excerpt
 
 
 def check_keys(channel: str, kind: str, raw: Mapping[str, Any], known: Sequence[str]) -> None:
@@ -44,7 +44,7 @@ def text(raw: Mapping[str, Any], key: str, where: str, *, max_length: int = 2000
     if value is None:
         return None
     if not isinstance(value, str):
-        raise Invalid(f"{where}: {key} must be a string, got {value!r}", field=key)
+        raise Invalid(f"{where}: {key} must be a string, got {excerpt(value)}", field=key)
     if not value or len(value) > max_length:
         raise Invalid(f"{where}: {key} must be 1 to {max_length} characters", field=key)
     return value
@@ -58,7 +58,7 @@ def integer(raw: Mapping[str, Any], key: str, where: str, default: int) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise Invalid(f"{where}: {key} must be an integer, got {value!r}", field=key)
+        raise Invalid(f"{where}: {key} must be an integer, got {excerpt(value)}", field=key)
     return value
 
 
@@ -68,7 +68,7 @@ def flag(raw: Mapping[str, Any], key: str, where: str, default: bool) -> bool:
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise Invalid(f"{where}: {key} must be true or false, got {value!r}", field=key)
+        raise Invalid(f"{where}: {key} must be true or false, got {excerpt(value)}", field=key)
     return value
 
 
@@ -80,7 +80,7 @@ def text_list(
     if value is None:
         return ()
     if isinstance(value, str) or not isinstance(value, list | tuple):
-        raise Invalid(f"{where}: {key} must be a list of strings, got {value!r}", field=key)
+        raise Invalid(f"{where}: {key} must be a list of strings, got {excerpt(value)}", field=key)
     if len(value) > max_items:
         raise Invalid(f"{where}: {key} takes at most {max_items} entries", field=key)
     for entry in value:
@@ -115,11 +115,13 @@ class DescribedKind:
             try:
                 return int(value)
             except ValueError:
-                raise Invalid(f"{key} must be an integer, got {value!r}", field=key) from None
+                raise Invalid(
+                    f"{key} must be an integer, got {excerpt(value)}", field=key
+                ) from None
         if wanted is bool:
             lowered = value.strip().lower()
             if lowered not in ("true", "false"):
-                raise Invalid(f"{key} must be true or false, got {value!r}", field=key)
+                raise Invalid(f"{key} must be true or false, got {excerpt(value)}", field=key)
             return lowered == "true"
         if typing.get_origin(wanted) is tuple:
             return [part.strip() for part in value.split(",") if part.strip()]

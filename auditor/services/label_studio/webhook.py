@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from auditor.connectors.label_studio import LabelStudioUnavailable
+from auditor.errors import shown_name
 from auditor.ingestion.label_studio import (
     PREDICTION_PREFIX,
     PREDICTIONS_MODEL,
@@ -59,7 +60,9 @@ def receive_event(uow: UnitOfWork, slug: str, payload: object) -> dict[str, Any]
         action = action_of(payload)
         parents = parent_predictions(payload)
         if operations(payload) is None:  # shape checked, and nothing to do
-            return {"ignored": action}
+            # the action echoed as data only when short and printable: never more than a
+            # short escaped excerpt of what a client sent
+            return {"ignored": shown_name(action)}
     except EventError as error:
         raise Invalid(f"Label Studio event: {error}") from None
     predictions: dict[str, PredictionSeen] = {}
