@@ -34,8 +34,8 @@ from auditor.notifiers.targets import (
     Resolver,
     TargetRefused,
     check_addresses,
+    default_resolver,
     parse_target,
-    resolve_host,
 )
 
 MAX_ANSWER_BYTES = 512
@@ -116,7 +116,7 @@ def post(
     *,
     what: str,
     allowed: Sequence[Network] = (),
-    resolver: Resolver = resolve_host,
+    resolver: Resolver | None = None,
     ca_file: str | None = None,
     timeouts: Mapping[str, float] | None = None,
 ) -> SendResult:
@@ -131,7 +131,7 @@ def post(
     try:
         target = parse_target(url)
         try:
-            addresses = resolver(target.host, target.port)
+            addresses = (resolver or default_resolver())(target.host, target.port)
         except OSError as error:
             return SendResult.retryable(f"cannot resolve {target.host!r}: {error}")
         check_addresses(what, addresses, allowed)

@@ -27,7 +27,6 @@ from auditor.notifiers.targets import (
     TargetRefused,
     Unresolvable,
     check_host,
-    resolve_host,
 )
 
 
@@ -55,7 +54,7 @@ class EmailChannel:
     password: str | None = field(default=None, repr=False)
     timeout: float = 10.0
     allowed: tuple[Network, ...] = ()  # the operator's AUDITOR_ALLOW_PRIVATE_TARGETS
-    resolver: Resolver = resolve_host
+    resolver: Resolver | None = None  # None: targets.default_resolver()
 
     def __post_init__(self) -> None:
         if not self.recipients:

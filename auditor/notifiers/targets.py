@@ -19,7 +19,8 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import httpx
@@ -96,6 +97,27 @@ def resolve_host(host: str, port: int) -> list[IPAddress]:
     return addresses
 
 
+_resolver: Resolver = resolve_host
+
+
+def default_resolver() -> Resolver:
+    """The resolver checks use when none is given: ``resolve_host`` (the system's DNS), or the
+    one installed with ``resolving_with``."""
+    return _resolver
+
+
+@contextmanager
+def resolving_with(resolver: Resolver) -> Iterator[None]:
+    """Every check without a resolver of its own resolves with ``resolver`` meanwhile: tests
+    install one that knows only the machine's names, so no test sends a DNS query."""
+    global _resolver
+    before, _resolver = _resolver, resolver
+    try:
+        yield
+    finally:
+        _resolver = before
+
+
 def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     """The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4, Teredo)."""
     if address.ipv4_mapped is not None:
@@ -170,7 +192,7 @@ def _resolve(what: str, host: str, port: int, resolver: Resolver) -> list[IPAddr
 
 
 def validate_target(
-    url: str, allowed: Sequence[Network] = (), resolver: Resolver = resolve_host
+    url: str, allowed: Sequence[Network] = (), resolver: Resolver | None = None
 ) -> Target:
     """The save-time check of a webhook: parse ``url``, resolve its host, check every address.
 
@@ -179,7 +201,8 @@ def validate_target(
     """
     target = parse_target(url)
     what = f"webhook url {url!r}"
-    check_addresses(what, _resolve(what, target.host, target.port, resolver), allowed)
+    addresses = _resolve(what, target.host, target.port, resolver or default_resolver())
+    check_addresses(what, addresses, allowed)
     return target
 
 
@@ -202,11 +225,11 @@ def parse_host(host: str) -> str:
 
 
 def check_host(
-    host: str, port: int, allowed: Sequence[Network] = (), resolver: Resolver = resolve_host
+    host: str, port: int, allowed: Sequence[Network] = (), resolver: Resolver | None = None
 ) -> list[IPAddress]:
     """Resolve an SMTP host and check every address; the checked addresses, to connect to."""
     name = parse_host(host)
     what = f"email host {host!r}"
-    addresses = _resolve(what, name, port, resolver)
+    addresses = _resolve(what, name, port, resolver or default_resolver())
     check_addresses(what, addresses, allowed)
     return addresses

@@ -19,7 +19,7 @@ from auditor.notifiers.signing import (
     MIN_SECRET_BYTES,
     sign,
 )
-from auditor.notifiers.targets import Network, Resolver, TargetRefused, resolve_host
+from auditor.notifiers.targets import Network, Resolver, TargetRefused
 
 USER_AGENT = "auditor-webhook/1"
 
@@ -58,7 +58,7 @@ class WebhookChannel:
     secret: str = field(repr=False)
     allowed: tuple[Network, ...] = ()
     timeouts: WebhookTimeouts = WebhookTimeouts()
-    resolver: Resolver = resolve_host
+    resolver: Resolver | None = None  # None: targets.default_resolver()
     clock: Callable[[], float] = time.time
     ca_file: str | None = None  # a private CA for a receiver inside; default: system CAs
 

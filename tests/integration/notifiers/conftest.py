@@ -12,7 +12,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from auditor.notifiers import Notification
+from auditor.notifiers.targets import resolving_with
 from tests.listener import Listener, listening
+from tests.resolvers import hosts_only
+
+
+@pytest.fixture(autouse=True)
+def _no_dns() -> Iterator[None]:
+    """Channel checks resolve with this machine's names only: no test sends a DNS query
+    (issue 26; a test that needs another name passes a resolver of its own)."""
+    with resolving_with(hosts_only):
+        yield
 
 
 @dataclass
