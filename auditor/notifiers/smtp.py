@@ -14,8 +14,10 @@ import json
 import smtplib
 import socket
 import ssl
+import time
 from dataclasses import dataclass, field
 from email.message import EmailMessage
+from typing import Any
 
 from auditor.notifiers.payload import Notification
 from auditor.notifiers.results import SendResult
@@ -30,16 +32,54 @@ from auditor.notifiers.targets import (
 )
 
 
+class _DeadlineSocket(socket.socket):
+    """A socket whose every send and receive waits at most what is left until ``ends_at``
+    (``time.monotonic``); past it, the next one raises ``TimeoutError``. smtplib reads
+    through ``makefile`` (``recv_into``), so a server trickling its replies a byte at a time
+    is cut off at the deadline and the send's thread ends (issue 26). After STARTTLS the
+    TLS socket keeps the per-operation timeout only."""
+
+    ends_at: float = 0.0
+
+    def _wait(self) -> None:
+        left = self.ends_at - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the total deadline has passed")
+        self.settimeout(left)
+
+    def recv(self, *args: Any) -> bytes:
+        self._wait()
+        return super().recv(*args)
+
+    def recv_into(self, *args: Any) -> int:
+        self._wait()
+        return super().recv_into(*args)
+
+    def send(self, *args: Any) -> int:
+        self._wait()
+        return super().send(*args)
+
+    def sendall(self, *args: Any) -> None:
+        self._wait()
+        super().sendall(*args)
+
+
 class _PinnedSMTP(smtplib.SMTP):
     """An SMTP client that connects to one checked address, whatever the name resolves to
-    now; ``connect(name, port)`` still records the name for STARTTLS's certificate check."""
+    now; ``connect(name, port)`` still records the name for STARTTLS's certificate check.
+    Until STARTTLS, every socket operation ends by ``timeout`` seconds after the start."""
 
     def __init__(self, address: IPAddress, timeout: float) -> None:
         self._address = address
+        self._ends_at = time.monotonic() + timeout
         super().__init__(timeout=timeout)
 
     def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:
-        return socket.create_connection((str(self._address), port), timeout)
+        left = max(self._ends_at - time.monotonic(), 0.001)
+        plain = socket.create_connection((str(self._address), port), min(timeout, left))
+        wrapped = _DeadlineSocket(plain.family, plain.type, plain.proto, fileno=plain.detach())
+        wrapped.ends_at = self._ends_at
+        return wrapped
 
 
 @dataclass(frozen=True)

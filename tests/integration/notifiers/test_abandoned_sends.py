@@ -26,6 +26,23 @@ DELIVERIES = 20
 DEADLINE = 0.5
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
 
+SMTP_TRICKLER = r"""
+import socket, threading, time
+server = socket.create_server(("127.0.0.1", 0))
+print(server.getsockname()[1], flush=True)
+def greet(connection):
+    with connection:
+        for byte in b"220-a greeting that never ends\r\n" * 500:
+            time.sleep(0.2)
+            try:
+                connection.sendall(bytes([byte]))
+            except OSError:
+                return
+while True:
+    connection, _ = server.accept()
+    threading.Thread(target=greet, args=(connection,), daemon=True).start()
+"""
+
 TRICKLER = r"""
 import socket, sys, threading, time
 server = socket.create_server(("127.0.0.1", 0))
@@ -50,15 +67,24 @@ while True:
 """
 
 
-@pytest.fixture
-def trickler_port() -> Iterator[int]:
-    process = subprocess.Popen([sys.executable, "-c", TRICKLER], stdout=subprocess.PIPE, text=True)
+def _serve(code: str) -> Iterator[int]:
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         yield int(process.stdout.readline())
     finally:
         process.kill()
         process.wait()
+
+
+@pytest.fixture
+def trickler_port() -> Iterator[int]:
+    yield from _serve(TRICKLER)
+
+
+@pytest.fixture
+def smtp_trickler_port() -> Iterator[int]:
+    yield from _serve(SMTP_TRICKLER)
 
 
 def _sockets() -> int:
@@ -102,5 +128,23 @@ def test_abandoned_sends_leave_no_thread_and_no_socket(trickler_port: int) -> No
     # Each send is cut at its deadline (a little slack for a loaded machine).
     assert took < DELIVERIES * (DEADLINE + 1.0), took
     # Well before the trickled answer could end (50 x 46 bytes x 0.2 s), everything is gone.
+    after = _settle(threads, sockets, within=3.0)
+    assert after == (threads, sockets), f"before {(threads, sockets)}, after {after}"
+
+
+def test_abandoned_smtp_sends_leave_no_thread_and_no_socket(smtp_trickler_port: int) -> None:
+    # The same for e-mail: a server trickling its greeting is cut off at the deadline.
+    kind = kind_named("email")
+    settings = {"email_host": "127.0.0.1", "email_port": smtp_trickler_port,
+                "email_from": "a@example.org", "email_to": ["b@example.org"]}  # fmt: skip
+    config = kind.validate("mail", settings, LOOPBACK)
+    notification = make_notification()
+    threads, sockets = threading.active_count(), _sockets()
+    for _ in range(DELIVERIES):
+        result = send_within(
+            lambda: kind.deliver(notification, config, DEADLINE, channel="mail", allowed=LOOPBACK),
+            DEADLINE,
+        )
+        assert not result.ok, result.reason
     after = _settle(threads, sockets, within=3.0)
     assert after == (threads, sockets), f"before {(threads, sockets)}, after {after}"
