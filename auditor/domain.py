@@ -69,16 +69,17 @@ def time_out_of_range(moment: datetime) -> str | None:
 # The timestamps the service reads (labeled_at, silences, at/since/until): RFC 3339 date-time
 # (``T``, ``t`` or a space between date and time; ``Z``, ``z`` or an offset ``+HH:MM``), and
 # the same without a zone, read as UTC (real exports write it); the seconds may be left out
-# (spreadsheets write ``2024-05-01 10:00``). Fractions: 1 to 6 digits
+# (spreadsheets write ``2024-05-01 10:00``); RFC 3339's full-date alone is midnight UTC.
+# Fractions: 1 to 6 digits
 # (microseconds are the finest unit stored: a 7th is refused, not truncated). Nothing else:
 # no week or ordinal dates, no basic format, no offsets with seconds, no space before the zone.
 TIMESTAMP_FORMS = (
     "YYYY-MM-DDTHH:MM[:SS[.ffffff]](Z|+HH:MM|-HH:MM), or without a zone (UTC); "
-    "a space may replace the T"
+    "a space may replace the T; YYYY-MM-DD alone is midnight UTC"
 )
 _TIMESTAMP = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?"
-    r"(?:([Zz])|([+-])(\d{2}):(\d{2}))?",
+    r"(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?"
+    r"(?:([Zz])|([+-])(\d{2}):(\d{2}))?)?",
     re.ASCII,
 )
 
@@ -105,7 +106,14 @@ def parse_timestamp(text: str) -> datetime:
     micros = int((fraction or "0").ljust(6, "0"))
     try:
         return datetime(
-            int(year), int(month), int(day), int(hour), int(minute), int(second or 0), micros, zone
+            int(year),
+            int(month),
+            int(day),
+            int(hour or 0),
+            int(minute or 0),
+            int(second or 0),
+            micros,
+            zone,
         )
     except ValueError as error:
         raise ValueError(f"not a valid ISO 8601 date and time ({error})") from None

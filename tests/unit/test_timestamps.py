@@ -20,6 +20,7 @@ ACCEPTED = {
     "2024-05-01T10:00:00": datetime(2024, 5, 1, 10, tzinfo=UTC),  # zone-less: UTC
     "2024-05-01 10:00:00.5": datetime(2024, 5, 1, 10, 0, 0, 500_000, tzinfo=UTC),
     "2024-05-01 10:00": datetime(2024, 5, 1, 10, tzinfo=UTC),  # no seconds (spreadsheets)
+    "2024-05-01": datetime(2024, 5, 1, tzinfo=UTC),  # RFC 3339 full-date: midnight UTC
     "2024-05-01T10:00:00.123456+02:00": datetime(
         2024, 5, 1, 10, 0, 0, 123456, tzinfo=timezone(timedelta(hours=2))
     ),
@@ -34,7 +35,7 @@ REFUSED = {
     "2024-05-01T10:00:00 Z": "not an RFC 3339",  # a space before the zone
     "2024-05-01T10:00:00+02:00:30": "not an RFC 3339",  # an offset with seconds
     "2024-05-01T10:00:00+0200": "not an RFC 3339",
-    "2024-05-01": "not an RFC 3339",
+    "2024-05-01T": "not an RFC 3339",
     "2024-05-01T10:00:00.1234567Z": "7 fractional digits",
     "2024-02-30T10:00:00Z": "not a valid ISO 8601 date",
     "2024-05-01T24:00:00Z": "not a valid ISO 8601 date",
