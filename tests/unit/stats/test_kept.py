@@ -1,0 +1,119 @@
+"""Kept statistics (issue 22 item 3): the point estimates from the kept sums equal the full
+computation, merging is addition, and an item's contribution can be swapped out."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from auditor.domain import CollapsePolicy, IntervalMethod, LabelArrays, ProjectSettings
+from auditor.stats import compute_measures
+from auditor.stats.kept import (
+    KEPT_MEASURES,
+    contributions,
+    estimates,
+    item_groups,
+    t_quantile,
+)
+from auditor.stats.synthetic import synthetic_project
+from tests.unit.stats.test_properties import projects
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+GROUPS = 7
+
+
+def _full(labels: LabelArrays, policy: CollapsePolicy) -> dict[str, float | None]:
+    chosen = ProjectSettings(collapse=policy, interval_method=IntervalMethod.NONE)
+    result = compute_measures(labels, chosen)
+    return {name: result.measures[name].value for name in KEPT_MEASURES}
+
+
+def _kept(labels: LabelArrays, policy: CollapsePolicy) -> dict[str, float | None]:
+    groups = item_groups(np.arange(labels.n_items), GROUPS)
+    state = contributions(labels, policy, groups, GROUPS)
+    return {name: e.value for name, e in estimates(state).items()}
+
+
+def _same(a: dict[str, float | None], b: dict[str, float | None]) -> None:
+    for name in KEPT_MEASURES:
+        if a[name] is None or b[name] is None:
+            assert a[name] is None and b[name] is None, (name, a[name], b[name])
+        else:
+            assert abs(a[name] - b[name]) <= 1e-9, (name, a[name], b[name])
+
+
+@SETTINGS
+@given(projects(), st.sampled_from(list(CollapsePolicy)))
+def test_kept_estimates_equal_the_full_computation(
+    labels: LabelArrays, policy: CollapsePolicy
+) -> None:
+    _same(_kept(labels, policy), _full(labels, policy))
+
+
+@pytest.mark.parametrize("policy", list(CollapsePolicy))
+def test_kept_estimates_on_a_synthetic_project_with_models(policy: CollapsePolicy) -> None:
+    labels = synthetic_project(400, 6, n_models=1, repeat_share=0.1, seed=3)
+    _same(_kept(labels, policy), _full(labels, policy))
+
+
+@SETTINGS
+@given(projects(), st.integers(0, 10**6))
+def test_swapping_an_items_contribution_equals_building_anew(
+    labels: LabelArrays, pick: int
+) -> None:
+    """old state - contribution(item's old labels) + contribution(item's new labels) is the
+    state built from the new labels: what the service's update does."""
+    if labels.n_labels == 0:
+        return
+    groups = item_groups(np.arange(labels.n_items), GROUPS)
+    policy = CollapsePolicy.FIRST
+    # the "new" labels: one label more on one item
+    row = pick % labels.n_labels
+    extra = dataclasses.replace(
+        labels,
+        item=np.append(labels.item, labels.item[row]),
+        rater=np.append(labels.rater, (labels.rater[row] + 1) % labels.n_raters),
+        category=np.append(labels.category, (labels.category[row] + 1) % labels.n_categories),
+        order=np.append(labels.order, labels.order.max() + 1),
+    )
+    item = labels.item[row]
+    old_item = _subset(labels, labels.item == item)
+    new_item = _subset(extra, extra.item == item)
+    before = contributions(labels, policy, groups, GROUPS)
+    after = before.minus(contributions(old_item, policy, groups, GROUPS)).plus(
+        contributions(new_item, policy, groups, GROUPS)
+    )
+    anew = contributions(extra, policy, groups, GROUPS)
+    for name, value in after.arrays().items():
+        assert np.allclose(value, getattr(anew, name), atol=1e-9), name
+
+
+def _subset(labels: LabelArrays, mask: np.ndarray) -> LabelArrays:
+    return dataclasses.replace(
+        labels,
+        item=labels.item[mask],
+        rater=labels.rater[mask],
+        category=labels.category[mask],
+        order=labels.order[mask],
+    )
+
+
+def test_t_quantile_matches_published_values() -> None:
+    # Student's t table: t_{0.975, 19} = 2.0930, t_{0.975, 4} = 2.7764, t_{0.95, 9} = 1.8331
+    assert t_quantile(0.975, 19) == pytest.approx(2.0930, abs=1e-4)
+    assert t_quantile(0.975, 4) == pytest.approx(2.7764, abs=1e-4)
+    assert t_quantile(0.95, 9) == pytest.approx(1.8331, abs=1e-4)
+
+
+def test_grouped_jackknife_interval_holds_the_estimate() -> None:
+    labels = synthetic_project(2000, 5, repeat_share=0.1, seed=1)
+    groups = item_groups(np.arange(labels.n_items), 20)
+    result = estimates(contributions(labels, CollapsePolicy.FIRST, groups, 20))
+    for name, e in result.items():
+        assert e.value is not None and e.low is not None and e.high is not None, name
+        assert e.low < e.value <= e.high, name
+        assert e.groups_used == 20
