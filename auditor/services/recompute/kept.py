@@ -1,0 +1,372 @@
+"""Keep a project's statistics up to date from the labels since their watermark (issue 22).
+
+``update_kept`` reads the labels after the kept watermark (an indexed range read), the items
+they touch, and every label of those items (an indexed read by item); it subtracts the
+items' old contribution (their labels up to the watermark) and adds the new one (their labels
+up to the new watermark). Its cost follows the new labels and the items they touch, not the
+project's size. What it cannot see incrementally is rebuilt from every label:
+
+* no kept state yet, or a different signature (collapse policy, categories, number of
+  groups, a rater's kind, the statistics' version);
+* an import reverted after the state was updated (labels left the project);
+* a label count that does not add up (a label committed below the watermark after it was
+  taken, or deleted): ``expected_count`` from the caller's facts.
+
+``rebuild_kept`` builds the state from every label; ``verify_kept`` brings the kept state up
+to date, rebuilds at the same watermark and reports the largest difference
+(``auditor recompute PROJECT --rebuild``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+
+from auditor.domain import CollapsePolicy, LabelArrays, RaterKind
+from auditor.services import NotFound
+from auditor.stats import kept
+from auditor.storage.kept_repository import KeptRecord, from_payload, to_payload
+from auditor.storage.label_loader import fetch_columns_adbc, fetch_columns_sqlite, postgres_adbc_uri
+from auditor.storage.unit_of_work import UnitOfWork
+
+# Bumped whenever the kept arrays change meaning: a stored state of another version rebuilds.
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class KeptUpdate:
+    """What one update did. status: updated | rebuilt | unchanged."""
+
+    status: str
+    reason: str
+    new_labels: int
+    items: int
+    watermark: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What the sums depend on besides the labels: the kept rater numbering and the rest."""
+
+    collapse: str
+    categories: list[int]
+    groups: int
+    raters: list[int]  # rater id of each kept slot
+    models: list[int]  # rater ids of kind model among them
+
+    def signature(self) -> str:
+        return json.dumps(
+            {
+                "version": VERSION,
+                "collapse": self.collapse,
+                "categories": self.categories,
+                "groups": self.groups,
+                "raters": self.raters,
+                "models": self.models,
+            }
+        )
+
+    @staticmethod
+    def parse(text: str) -> _Layout | None:
+        data = json.loads(text)
+        if data.get("version") != VERSION:
+            return None
+        return _Layout(
+            data["collapse"], data["categories"], data["groups"], data["raters"], data["models"]
+        )
+
+
+def _arrays(
+    columns: dict[str, np.ndarray], layout: _Layout
+) -> tuple[LabelArrays, np.ndarray, np.ndarray]:
+    """Label arrays of ``columns`` (every label of the items they hold), the group of each
+    item and the kept slot of each rater."""
+    item_codes, item_ids = _dense(columns["item_id"])
+    rater_codes, rater_ids = _dense(columns["rater_id"])
+    slot_of = {r: s for s, r in enumerate(layout.raters)}
+    slots = np.array([slot_of[int(r)] for r in rater_ids], dtype=np.int64)
+    models = set(layout.models)
+    category_ids = np.asarray(layout.categories, dtype=np.int64)
+    by_id = np.argsort(category_ids)
+    position = by_id[np.searchsorted(category_ids[by_id], columns["category_id"])]
+    # ties of labeled_at go to the lower label id, as in the full load (rows in id order)
+    order = np.argsort(columns["id"], kind="stable")
+    labels = LabelArrays(
+        item=item_codes[order],
+        rater=rater_codes[order],
+        category=position[order].astype(np.int64),
+        order=columns["labeled_at"][order],
+        rater_is_model=np.array([int(r) in models for r in rater_ids], dtype=bool),
+        category_names=tuple(str(c) for c in layout.categories),
+    )
+    return labels, kept.item_groups(item_ids, layout.groups), slots
+
+
+def _dense(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    uniques, codes = np.unique(ids, return_inverse=True)
+    return codes.astype(np.int64).reshape(-1), uniques
+
+
+def _contribution(columns: dict[str, np.ndarray], layout: _Layout) -> kept.KeptStats:
+    groups, k = layout.groups, len(layout.categories)
+    if columns["id"].size == 0:
+        return kept.empty(groups, len(layout.raters), k)
+    labels, group_of_item, slots = _arrays(columns, layout)
+    return kept.contributions(
+        labels, CollapsePolicy(layout.collapse), group_of_item, groups, slots, len(layout.raters)
+    )
+
+
+def _state(record: KeptRecord, layout: _Layout) -> kept.KeptStats:
+    parts = []
+    for g in range(layout.groups):
+        payload = record.payloads.get(g)
+        if payload is None:
+            parts.append(kept.empty(1, len(layout.raters), len(layout.categories)))
+        else:
+            parts.append(kept.KeptStats(**from_payload(payload)))
+    return kept.KeptStats.stack(parts)
+
+
+def _payloads(state: kept.KeptStats, groups: list[int]) -> dict[int, bytes]:
+    return {g: to_payload(state.group(g).arrays()) for g in groups}
+
+
+def _layout_now(uow: UnitOfWork, project_id: int, raters: list[int]) -> _Layout:
+    project = uow.projects.by_id(project_id)
+    if project is None:
+        raise NotFound(f"no project with id {project_id}")
+    kinds = uow.kept.raters(project_id)
+    return _Layout(
+        project.settings.collapse.value,
+        uow.kept.category_ids(project_id),
+        kept.DEFAULT_GROUPS,
+        raters,
+        sorted(r for r in raters if kinds.get(r) == RaterKind.MODEL.value),
+    )
+
+
+def _read_all(uow: UnitOfWork, project_id: int) -> dict[str, np.ndarray]:
+    """Every label of the project as id columns (the full load's reads)."""
+    engine = uow.root_engine
+    if engine.dialect.name == "postgresql":
+        return fetch_columns_adbc(postgres_adbc_uri(engine), project_id)
+    with engine.connect() as connection:
+        return fetch_columns_sqlite(connection, project_id)
+
+
+def _build(
+    uow: UnitOfWork, project_id: int, upto: int | None = None
+) -> tuple[kept.KeptStats, _Layout, int, int]:
+    """The state from every label (up to label id ``upto``): (state, layout, watermark, n)."""
+    columns = _read_all(uow, project_id)
+    if upto is not None:
+        keep = columns["id"] <= upto
+        columns = {name: values[keep] for name, values in columns.items()}
+    with uow:
+        layout = _layout_now(
+            uow, project_id, sorted(int(r) for r in np.unique(columns["rater_id"]))
+        )
+    watermark = int(columns["id"].max()) if columns["id"].size else 0
+    return _contribution(columns, layout), layout, watermark, int(columns["id"].size)
+
+
+def rebuild_kept(uow: UnitOfWork, project_id: int, reason: str = "rebuild") -> KeptUpdate:
+    """Build the project's kept state from every label and store it."""
+    started = time.process_time()
+    state, layout, watermark, count = _build(uow, project_id)
+    with uow:
+        uow.kept.save(
+            project_id,
+            watermark=watermark,
+            label_count=count,
+            groups=layout.groups,
+            signature=layout.signature(),
+            at=datetime.now(UTC),
+            payloads=_payloads(state, list(range(layout.groups))),
+            replace_all=True,
+        )
+        uow.commit()
+    return KeptUpdate("rebuilt", reason, count, -1, watermark, time.process_time() - started)
+
+
+def _why_rebuild(
+    uow: UnitOfWork, project_id: int, record: KeptRecord | None, expected_count: int | None
+) -> tuple[str | None, _Layout | None]:
+    if record is None:
+        return "no kept state yet", None
+    layout = _Layout.parse(record.signature)
+    if layout is None:
+        return "kept by another version of the statistics", None
+    now = _layout_now(uow, project_id, layout.raters)
+    if (now.collapse, now.categories, now.models) != (
+        layout.collapse,
+        layout.categories,
+        layout.models,
+    ):
+        return "settings, categories or rater kinds changed", None
+    reverted = uow.imports.last_revert_at(project_id)
+    if reverted is not None and reverted >= record.updated_at:
+        return "an import was reverted", None
+    if expected_count is not None and expected_count < record.label_count:
+        return "labels were deleted", None
+    return None, layout
+
+
+def update_kept(
+    uow: UnitOfWork, project_id: int, *, expected_count: int | None = None
+) -> KeptUpdate:
+    """Fold the labels since the kept watermark into the kept statistics (or rebuild them
+    when an update cannot; see the module docstring). ``expected_count``: the project's label
+    count as the caller saw it, checked against what the state will cover."""
+    started = time.process_time()
+    with uow:
+        record = uow.kept.load(project_id)
+        reason, layout = _why_rebuild(uow, project_id, record, expected_count)
+        if reason is None and record is not None and layout is not None:
+            new = uow.kept.labels_after(project_id, record.watermark)
+            count = record.label_count + int(new["id"].size)
+            if expected_count is not None and count < expected_count:
+                reason = "label count does not add up (a label below the watermark)"
+    if reason is not None or record is None or layout is None:
+        return rebuild_kept(uow, project_id, reason or "rebuild")
+    if new["id"].size == 0:
+        return KeptUpdate("unchanged", "no new labels", 0, 0, record.watermark, 0.0)
+    upto = int(new["id"].max())
+    touched = np.unique(new["item_id"])
+    with uow:
+        columns = uow.kept.labels_of_items(project_id, touched, upto)
+        added = sorted(set(int(r) for r in np.unique(columns["rater_id"])) - set(layout.raters))
+        if added:
+            layout = _layout_now(uow, project_id, layout.raters + added)
+        state = _state(record, layout).widened(len(layout.raters))
+        old = columns["id"] <= record.watermark
+        before = _contribution({n: v[old] for n, v in columns.items()}, layout)
+        after = _contribution(columns, layout)
+        state = state.minus(before).plus(after)
+        changed = sorted(set(int(g) for g in kept.item_groups(touched, layout.groups)))
+        if added:  # every group's arrays grew
+            changed = list(range(layout.groups))
+        uow.kept.save(
+            project_id,
+            watermark=upto,
+            label_count=count,
+            groups=layout.groups,
+            signature=layout.signature(),
+            at=datetime.now(UTC),
+            payloads=_payloads(state, changed),
+        )
+        uow.commit()
+    return KeptUpdate(
+        "updated",
+        "labels since the watermark",
+        int(new["id"].size),
+        int(touched.size),
+        upto,
+        time.process_time() - started,
+    )
+
+
+def kept_estimates(
+    uow: UnitOfWork, project_id: int, level: float = 0.95
+) -> dict[str, kept.KeptEstimate]:
+    """The kept measures' estimates and grouped jackknife intervals from the stored state."""
+    with uow:
+        record = uow.kept.load(project_id)
+    if record is None:
+        return {}
+    layout = _Layout.parse(record.signature)
+    if layout is None:
+        return {}
+    return kept.estimates(_state(record, layout), level)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The kept state against a rebuild from the labels at the same watermark."""
+
+    watermark: int
+    label_count: int
+    largest_difference: float  # over every kept array and every estimate
+    estimates: dict[str, tuple[float | None, float | None]]  # name: (kept, rebuilt)
+
+    @property
+    def agrees(self) -> bool:
+        return self.largest_difference <= 1e-9
+
+
+def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Verification:
+    """Update the kept state, rebuild it from the labels up to the same watermark, compare,
+    and (``store``) keep the rebuilt state (``auditor recompute PROJECT --rebuild``)."""
+    update_kept(uow, project_id)
+    with uow:
+        record = uow.kept.load(project_id)
+    if record is None:
+        raise NotFound(f"project {project_id} has no kept statistics")
+    layout = _Layout.parse(record.signature)
+    assert layout is not None, "update_kept leaves a state of this version"
+    incremental = _state(record, layout)
+    rebuilt, rebuilt_layout, _, count = _build(uow, project_id, record.watermark)
+    # the rebuild numbers raters by id; the kept state in order of arrival
+    order = [layout.raters.index(r) for r in rebuilt_layout.raters]
+    incremental = _reordered(incremental, order)
+    largest = max(
+        float(np.abs(getattr(incremental, n) - v).max(initial=0.0))
+        for n, v in rebuilt.arrays().items()
+    )
+    ours, theirs = kept.estimates(incremental), kept.estimates(rebuilt)
+    pairs = {name: (ours[name].value, theirs[name].value) for name in ours}
+    for a, b in pairs.values():
+        if (a is None) != (b is None):
+            largest = float("inf")
+        elif a is not None and b is not None:
+            largest = max(largest, abs(a - b))
+    if not store:
+        return Verification(record.watermark, count, largest, pairs)
+    with uow:
+        uow.kept.save(
+            project_id,
+            watermark=record.watermark,
+            label_count=count,
+            groups=rebuilt_layout.groups,
+            signature=rebuilt_layout.signature(),
+            at=datetime.now(UTC),
+            payloads=_payloads(rebuilt, list(range(rebuilt_layout.groups))),
+            replace_all=True,
+        )
+        uow.commit()
+    return Verification(record.watermark, count, largest, pairs)
+
+
+def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
+    """The state with its raters taken in ``order`` (slots without labels left out)."""
+    index = np.asarray(order, dtype=np.int64)
+    return kept.KeptStats(
+        n=state.n,
+        ao=state.ao,
+        m=state.m,
+        diagonal=state.diagonal,
+        counts=state.counts,
+        rater_counts=state.rater_counts[:, index],
+        pair_weight=_pairs(state.pair_weight, index),
+        agree=_pairs(state.agree, index),
+        sa_sum=state.sa_sum[:, index],
+        sa_items=state.sa_items[:, index],
+        looks=state.looks[:, index],
+    )
+
+
+def _pairs(upper: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """An upper-triangle pair table (G, R, R, ...) renumbered: symmetrise, take, keep p < q."""
+    full = upper + np.swapaxes(upper, 1, 2)
+    taken = full[:, index][:, :, index]
+    r = index.shape[0]
+    mask = np.triu(np.ones((r, r), dtype=bool), 1)
+    shape = (1, r, r) + (1,) * (upper.ndim - 3)
+    result: np.ndarray = taken * mask.reshape(shape)
+    return result
