@@ -29,6 +29,7 @@ import numpy as np
 from auditor.domain import CollapsePolicy, LabelArrays, RaterKind
 from auditor.services import NotFound
 from auditor.stats import kept
+from auditor.storage import snapshot_repository
 from auditor.storage.kept_repository import KeptRecord, from_payload, to_payload
 from auditor.storage.label_loader import fetch_columns_adbc, fetch_columns_sqlite, postgres_adbc_uri
 from auditor.storage.unit_of_work import UnitOfWork
@@ -341,6 +342,14 @@ def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Veri
         )
         uow.commit()
     return Verification(record.watermark, count, largest, pairs)
+
+
+def rebuild_verified(uow: UnitOfWork, project_id: int) -> Verification | None:
+    """``verify_kept`` under the project's recompute lock; None when a recompute holds it."""
+    with snapshot_repository.project_lock(uow.root_engine, project_id) as lock:
+        if not lock.acquired:
+            return None
+        return verify_kept(uow, project_id)
 
 
 def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
