@@ -217,7 +217,8 @@ def contributions(
     pair_weight = np.zeros(groups * r * r)
     agree = np.zeros(groups * r * r * k)
     weight = 1.0 / (m * (m - 1.0))
-    for i, j in within_item_pairs(table.label_item, table.starts, table.m):
+    # chunks of 2**20 label pairs: a dozen arrays of 8 MB at the peak
+    for i, j in within_item_pairs(table.label_item, table.starts, table.m, max_pairs=1 << 20):
         si, sj = s_label[i], s_label[j]
         low, high = np.minimum(si, sj), np.maximum(si, sj)
         code = g_label[i] * (r * r) + low * r + high
