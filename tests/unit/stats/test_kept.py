@@ -117,3 +117,37 @@ def test_grouped_jackknife_interval_holds_the_estimate() -> None:
         assert e.value is not None and e.low is not None and e.high is not None, name
         assert e.low < e.value <= e.high, name
         assert e.groups_used == 20
+
+
+def test_grouped_jackknife_covers_the_truth_about_as_often_as_it_says() -> None:
+    """120 projects of 300 items from the rater model (benchmarks/kept_coverage.py, smaller):
+    the 95% intervals of kappa_S, Fleiss' kappa and alpha cover the value of a 200,000-item
+    project from the same model in 88-100% of them (binomial sd at 95%: 2%)."""
+
+    def project(n_items: int, seed: int) -> LabelArrays:
+        return synthetic_project(
+            n_items,
+            5,
+            n_categories=3,
+            reliability=(0.9, 0.8, 0.7, 0.6, 0.5),
+            prevalence=(0.6, 0.3, 0.1),
+            repeat_share=0.1,
+            seed=seed,
+        )
+
+    def kept(labels: LabelArrays) -> dict:
+        groups = item_groups(np.arange(labels.n_items), 20)
+        return estimates(contributions(labels, CollapsePolicy.FIRST, groups, 20))
+
+    truth = {name: e.value for name, e in kept(project(200_000, 10**6)).items()}
+    names = ("kappa_s", "fleiss_kappa", "krippendorff_alpha")
+    covered = dict.fromkeys(names, 0)
+    runs = 120
+    for seed in range(runs):
+        found = kept(project(300, seed))
+        for name in names:
+            e = found[name]
+            assert e.low is not None and e.high is not None
+            covered[name] += e.low <= truth[name] <= e.high
+    for name in names:
+        assert 0.88 <= covered[name] / runs <= 1.0, (name, covered[name] / runs)
