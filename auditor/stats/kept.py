@@ -36,10 +36,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from auditor.domain import CollapsePolicy, LabelArrays
+from auditor.domain import CollapsePolicy, LabelArrays, RaterModel, RhoMode, RhoUnrated
+from auditor.stats import rho as rho_module
 from auditor.stats.alpha import _alpha
 from auditor.stats.kappa import _fleiss, kappa_from, observed_per_item
-from auditor.stats.selfagreement import pairs_agreeing
+from auditor.stats.selfagreement import (
+    chance_agreement,
+    corrected_for_chance,
+    kappa_to_reliability,
+    pairs_agreeing,
+)
 from auditor.stats.tables import collapse, group_table, within_item_pairs
 from auditor.stats.totals import safe_ratio
 
@@ -287,6 +293,44 @@ def _mean_self_agreement(s: KeptStats) -> np.ndarray:
     return safe_ratio(sa.sum(axis=1), rated.sum(axis=1))
 
 
+@dataclass(frozen=True)
+class RhoOptions:
+    """The project settings rho reads: its form, the unrated raters' policy, the rater model.
+    Kept sums cover ``moments`` with ``pool`` or ``perfect`` (``exclude`` changes m_u and
+    ``max_entropy`` needs every repeated cell's looks: those stay on the full path)."""
+
+    mode: RhoMode = RhoMode.APPROXIMATE
+    unrated: RhoUnrated = RhoUnrated.POOL
+    rater_model: RaterModel = RaterModel.MOMENTS
+
+    @property
+    def covered(self) -> bool:
+        return self.rater_model == RaterModel.MOMENTS and self.unrated != RhoUnrated.EXCLUDE
+
+
+def _rho(s: KeptStats, options: RhoOptions) -> np.ndarray:
+    """rho = (1/N) sum_c sum_{i<j} N_ijc GAE(i, j, c) (docs/measures.md, "rho"), with Y from
+    the moments rater model on the kept repeat tallies and P the group's category shares."""
+    out = np.full(s.n_groups, np.nan)
+    for index in range(s.n_groups):  # bounded by G + 1 states (the jackknife's)
+        n, counts = s.n[index], s.counts[index]
+        rated = s.sa_items[index] > 0
+        if n <= 0 or not rated.any():
+            continue
+        prevalence = counts / counts.sum()
+        chance = float(chance_agreement(prevalence))
+        if 1.0 - chance <= 1e-12:
+            continue  # a single category: the rater model is undefined
+        sa = np.divide(s.sa_sum[index], s.sa_items[index], out=np.zeros(s.n_raters), where=rated)
+        reliability = np.where(rated, kappa_to_reliability(corrected_for_chance(sa, chance)), 0.0)
+        y = rho_module.fill_unrated(reliability, rated, options.unrated)
+        upper = s.agree[index]  # (R, R, K), p < q
+        pairs = np.ascontiguousarray((upper + upper.transpose(1, 0, 2)).transpose(2, 0, 1))
+        total = rho_module.evaluate(pairs, y[None, :], prevalence[None, :], options.mode)[0]
+        out[index] = total / n
+    return out
+
+
 ESTIMATORS: dict[str, Callable[[KeptStats], np.ndarray]] = {
     "observed_agreement": _observed,
     "fleiss_kappa": _fleiss_kappa,
@@ -307,13 +351,19 @@ class KeptEstimate:
     reason: str | None
 
 
-def estimates(state: KeptStats, level: float = 0.95) -> dict[str, KeptEstimate]:
-    """Every kept measure's estimate (NaN -> None) with its grouped jackknife interval."""
+def estimates(
+    state: KeptStats, level: float = 0.95, rho: RhoOptions | None = None
+) -> dict[str, KeptEstimate]:
+    """Every kept measure's estimate (NaN -> None) with its grouped jackknife interval; rho
+    too when ``rho`` gives settings the kept sums cover."""
     total = state.total()
     dropped = state.without_each_group()
     used = (state.n > 0) | (state.sa_items.sum(axis=1) > 0)
     out = {}
-    for name, function in ESTIMATORS.items():
+    functions = dict(ESTIMATORS)
+    if rho is not None and rho.covered:
+        functions["rho"] = lambda s: _rho(s, rho)
+    for name, function in functions.items():
         value = float(function(total)[0])
         if not math.isfinite(value):
             out[name] = KeptEstimate(None, None, None, 0, "undefined")

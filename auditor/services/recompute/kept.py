@@ -273,18 +273,28 @@ def update_kept(
     )
 
 
+def _rho_options(uow: UnitOfWork, project_id: int) -> kept.RhoOptions:
+    project = uow.projects.by_id(project_id)
+    if project is None:
+        raise NotFound(f"no project with id {project_id}")
+    chosen = project.settings
+    return kept.RhoOptions(chosen.rho_mode, chosen.rho_unrated, chosen.rater_model)
+
+
 def kept_estimates(
     uow: UnitOfWork, project_id: int, level: float = 0.95
 ) -> dict[str, kept.KeptEstimate]:
-    """The kept measures' estimates and grouped jackknife intervals from the stored state."""
+    """The kept measures' estimates and grouped jackknife intervals from the stored state
+    (rho too where the project's settings are covered)."""
     with uow:
         record = uow.kept.load(project_id)
+        options = _rho_options(uow, project_id)
     if record is None:
         return {}
     layout = _Layout.parse(record.signature)
     if layout is None:
         return {}
-    return kept.estimates(_state(record, layout), level)
+    return kept.estimates(_state(record, layout), level, options)
 
 
 @dataclass(frozen=True)
@@ -307,6 +317,7 @@ def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Veri
     update_kept(uow, project_id)
     with uow:
         record = uow.kept.load(project_id)
+        options = _rho_options(uow, project_id)
     if record is None:
         raise NotFound(f"project {project_id} has no kept statistics")
     layout = _Layout.parse(record.signature)
@@ -320,7 +331,8 @@ def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Veri
         float(np.abs(getattr(incremental, n) - v).max(initial=0.0))
         for n, v in rebuilt.arrays().items()
     )
-    ours, theirs = kept.estimates(incremental), kept.estimates(rebuilt)
+    ours = kept.estimates(incremental, rho=options)
+    theirs = kept.estimates(rebuilt, rho=options)
     pairs = {name: (ours[name].value, theirs[name].value) for name in ours}
     for a, b in pairs.values():
         if (a is None) != (b is None):

@@ -10,10 +10,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.domain import CollapsePolicy, IntervalMethod, LabelArrays, ProjectSettings
+from auditor.domain import (
+    CollapsePolicy,
+    IntervalMethod,
+    LabelArrays,
+    ProjectSettings,
+    RhoMode,
+    RhoUnrated,
+)
 from auditor.stats import compute_measures
 from auditor.stats.kept import (
     KEPT_MEASURES,
+    RhoOptions,
     contributions,
     estimates,
     item_groups,
@@ -100,6 +108,41 @@ def _subset(labels: LabelArrays, mask: np.ndarray) -> LabelArrays:
         category=labels.category[mask],
         order=labels.order[mask],
     )
+
+
+@SETTINGS
+@given(
+    projects(),
+    st.sampled_from(list(RhoMode)),
+    st.sampled_from([RhoUnrated.POOL, RhoUnrated.PERFECT]),
+)
+def test_kept_rho_equals_the_full_computation(
+    labels: LabelArrays, mode: RhoMode, unrated: RhoUnrated
+) -> None:
+    chosen = ProjectSettings(
+        interval_method=IntervalMethod.NONE, rho_mode=mode, rho_unrated=unrated
+    )
+    full = compute_measures(labels, chosen).measures["rho"].value
+    groups = item_groups(np.arange(labels.n_items), GROUPS)
+    state = contributions(labels, CollapsePolicy.FIRST, groups, GROUPS)
+    ours = estimates(state, rho=RhoOptions(mode, unrated))["rho"].value
+    if full is None or ours is None:
+        assert full is None and ours is None, (full, ours)
+    else:
+        assert abs(full - ours) <= 1e-9, (full, ours)
+
+
+def test_kept_rho_on_a_synthetic_project() -> None:
+    labels = synthetic_project(500, 6, repeat_share=0.2, seed=5)
+    for mode in RhoMode:
+        chosen = ProjectSettings(interval_method=IntervalMethod.NONE, rho_mode=mode)
+        full = compute_measures(labels, chosen).measures["rho"].value
+        groups = item_groups(np.arange(labels.n_items), 20)
+        state = contributions(labels, CollapsePolicy.FIRST, groups, 20)
+        found = estimates(state, rho=RhoOptions(mode))["rho"]
+        assert full is not None and found.value is not None
+        assert abs(full - found.value) <= 1e-9
+        assert found.low is not None and found.low < found.value
 
 
 def test_t_quantile_matches_published_values() -> None:
