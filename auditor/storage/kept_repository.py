@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from sqlalchemy import BigInteger, ColumnElement, delete, select, type_coerce
+from sqlalchemy import BigInteger, ColumnElement, delete, func, select, type_coerce
 from sqlalchemy.orm import Session
 
 from auditor.storage.kept_models import KeptGroup, KeptState
@@ -109,6 +109,15 @@ class KeptRepository:
             KeptGroup(project_id=project_id, group_index=g, payload=p) for g, p in payloads.items()
         )
         self.db.flush()
+
+    def count_after(self, project_id: int, watermark: int) -> int:
+        """How many labels have id > ``watermark`` (index ``ix_labels_project_id_id``)."""
+        return int(
+            self.db.scalar(
+                select(func.count()).where(Label.project_id == project_id, Label.id > watermark)
+            )
+            or 0
+        )
 
     def labels_after(self, project_id: int, watermark: int) -> dict[str, np.ndarray]:
         """The labels with id > ``watermark`` (index ``ix_labels_project_id_id``)."""
