@@ -22,6 +22,8 @@ Sums kept per group g (R raters in the kept numbering, K categories):
     pair_weight (G, R, R)   W_pq = sum_{u: p<q in R_u} 1 / (m_u (m_u - 1)), upper triangle
     agree (G, R, R, K)      N_pqc = sum_{u: p<q in R_u, both gave c} 1 / C(m_u, 2)
     sa_sum, sa_items, looks (G, R)  repeat tallies: sum of SA_pu, repeated items, looks
+    inverse_m, effect_m (G, R)  sum over p's pairable items of 1/m_u and (1 - 1/m_u)/m_u
+    ao_effect (G,)    sum_u (1 - 1/m_u) Ao_u      (the R&R split: its terms are linear in SA_p)
 
 The same ``contributions`` builds them from label arrays for the one-shot ``auditor stats``
 and for the service's updates, so the two cannot drift.
@@ -39,6 +41,7 @@ import numpy as np
 from auditor.domain import CollapsePolicy, LabelArrays, RaterModel, RhoMode, RhoUnrated
 from auditor.stats import rho as rho_module
 from auditor.stats.alpha import _alpha
+from auditor.stats.estimators import value_range
 from auditor.stats.kappa import _fleiss, kappa_from, observed_per_item
 from auditor.stats.selfagreement import (
     chance_agreement,
@@ -59,6 +62,9 @@ KEPT_MEASURES = (
     "krippendorff_alpha",
     "kappa_s",
     "mean_self_agreement",
+    "expected_agreement",
+    "repeatability",
+    "rater_effect",
 )
 
 _ADDITIVE = (
@@ -73,6 +79,9 @@ _ADDITIVE = (
     "sa_sum",
     "sa_items",
     "looks",
+    "inverse_m",
+    "effect_m",
+    "ao_effect",
 )
 
 
@@ -99,6 +108,9 @@ class KeptStats:
     sa_sum: np.ndarray
     sa_items: np.ndarray
     looks: np.ndarray
+    inverse_m: np.ndarray
+    effect_m: np.ndarray
+    ao_effect: np.ndarray
 
     @property
     def n_groups(self) -> int:
@@ -158,6 +170,8 @@ class KeptStats:
             sa_sum=pad(self.sa_sum, (1,)),
             sa_items=pad(self.sa_items, (1,)),
             looks=pad(self.looks, (1,)),
+            inverse_m=pad(self.inverse_m, (1,)),
+            effect_m=pad(self.effect_m, (1,)),
         )
 
     def group(self, g: int) -> KeptStats:
@@ -182,6 +196,9 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         sa_sum=np.zeros((g, r)),
         sa_items=np.zeros((g, r)),
         looks=np.zeros((g, r)),
+        inverse_m=np.zeros((g, r)),
+        effect_m=np.zeros((g, r)),
+        ao_effect=np.zeros(g),
     )
 
 
@@ -210,7 +227,10 @@ def contributions(
     g_item = group_of_item[table.items]
     m = table.m.astype(float)
     n = np.bincount(g_item, minlength=groups).astype(float)
-    ao = np.bincount(g_item, weights=observed_per_item(table.counts, table.m), minlength=groups)
+    observed = observed_per_item(table.counts, table.m)
+    ao = np.bincount(g_item, weights=observed, minlength=groups)
+    inverse = 1.0 / m
+    ao_effect = np.bincount(g_item, weights=(1.0 - inverse) * observed, minlength=groups)
     agreeing = (table.counts * (table.counts - 1)).sum(axis=1)
     diagonal = np.bincount(g_item, weights=agreeing / (m - 1.0), minlength=groups)
     m_sum = np.bincount(g_item, weights=m, minlength=groups)
@@ -219,6 +239,11 @@ def contributions(
     s_label = slot[table.label_rater]
     rater_counts = np.bincount(
         (g_label * r + s_label) * k + table.label_category, minlength=groups * r * k
+    )
+    rater_code = g_label * r + s_label
+    inverse_m = np.bincount(rater_code, weights=inverse[table.label_item], minlength=groups * r)
+    effect_m = np.bincount(
+        rater_code, weights=((1.0 - inverse) * inverse)[table.label_item], minlength=groups * r
     )
     pair_weight = np.zeros(groups * r * r)
     agree = np.zeros(groups * r * r * k)
@@ -257,6 +282,9 @@ def contributions(
         sa_sum=sa_sum.reshape(groups, r).astype(float),
         sa_items=sa_items.reshape(groups, r).astype(float),
         looks=looks.reshape(groups, r).astype(float),
+        inverse_m=inverse_m.reshape(groups, r).astype(float),
+        effect_m=effect_m.reshape(groups, r).astype(float),
+        ao_effect=ao_effect.astype(float),
     )
 
 
@@ -291,6 +319,39 @@ def _mean_self_agreement(s: KeptStats) -> np.ndarray:
     rated = s.sa_items > 0
     sa = np.divide(s.sa_sum, s.sa_items, out=np.zeros_like(s.sa_sum), where=rated)
     return safe_ratio(sa.sum(axis=1), rated.sum(axis=1))
+
+
+def _expected_agreement(s: KeptStats) -> np.ndarray:
+    """kappa_BM = mean_u [1 - K/(K-1) (1 - Ao_u)] (rnr.py)."""
+    k = s.n_categories
+    result: np.ndarray = 1.0 - k / (k - 1) * (1.0 - safe_ratio(s.ao, s.n))
+    return result
+
+
+def _filled_sa(s: KeptStats) -> tuple[np.ndarray, np.ndarray]:
+    """SA_p (S, R) with raters without repeats at the mean SA of those with; and whether any
+    rater of each state has repeats (S,)."""
+    rated = s.sa_items > 0
+    sa = np.divide(s.sa_sum, s.sa_items, out=np.zeros_like(s.sa_sum), where=rated)
+    any_rated = np.asarray(rated.sum(axis=1) > 0)
+    mean = np.divide(sa.sum(axis=1), rated.sum(axis=1), out=np.zeros(s.n_groups), where=any_rated)
+    return np.where(rated, sa, mean[:, None]), any_rated
+
+
+def _repeatability(s: KeptStats) -> np.ndarray:
+    """mean_u K/(K-1) (1 - a_u), a_u = mean SA of u's raters: linear in SA_p (rnr.slopes)."""
+    k = s.n_categories
+    sa, any_rated = _filled_sa(s)
+    within = safe_ratio(np.einsum("sr,sr->s", sa, s.inverse_m), s.n)
+    return np.where(any_rated, k / (k - 1) * (1.0 - within), np.nan)
+
+
+def _rater_effect(s: KeptStats) -> np.ndarray:
+    """mean_u K/(K-1) (1 - 1/m_u) (a_u - Ao_u)."""
+    k = s.n_categories
+    sa, any_rated = _filled_sa(s)
+    total = np.einsum("sr,sr->s", sa, s.effect_m) - s.ao_effect
+    return np.where(any_rated, k / (k - 1) * safe_ratio(total, s.n), np.nan)
 
 
 @dataclass(frozen=True)
@@ -337,6 +398,9 @@ ESTIMATORS: dict[str, Callable[[KeptStats], np.ndarray]] = {
     "krippendorff_alpha": _alpha_nominal,
     "kappa_s": _kappa_s,
     "mean_self_agreement": _mean_self_agreement,
+    "expected_agreement": _expected_agreement,
+    "repeatability": _repeatability,
+    "rater_effect": _rater_effect,
 }
 
 
@@ -369,13 +433,18 @@ def estimates(
             out[name] = KeptEstimate(None, None, None, 0, "undefined")
             continue
         replicates = function(dropped)[used]
-        low, high, reason = grouped_jackknife(value, replicates, level)
+        floor, ceiling = value_range(name, state.n_categories)
+        low, high, reason = grouped_jackknife(value, replicates, level, floor, ceiling)
         out[name] = KeptEstimate(value, low, high, int(used.sum()), reason)
     return out
 
 
 def grouped_jackknife(
-    estimate: float, replicates: np.ndarray, level: float, ceiling: float = 1.0
+    estimate: float,
+    replicates: np.ndarray,
+    level: float,
+    floor: float = -1.0,
+    ceiling: float = 1.0,
 ) -> tuple[float | None, float | None, str | None]:
     """Delete-a-group jackknife: se^2 = (G-1)/G sum (theta_(g) - mean)^2 over the G groups
     holding items, with a t quantile on G - 1 degrees of freedom (Kott 2001, "The
@@ -387,7 +456,9 @@ def grouped_jackknife(
         return None, None, "undefined once some group is left out"
     se = math.sqrt((g - 1) / g * float(((replicates - replicates.mean()) ** 2).sum()))
     half = t_quantile(0.5 + level / 2.0, g - 1) * se
-    return estimate - half, min(estimate + half, max(ceiling, estimate)), None
+    # cut to the measure's range, as today's intervals are (estimators.value_range)
+    low = max(estimate - half, min(floor, estimate))
+    return low, min(estimate + half, max(ceiling, estimate)), None
 
 
 def _incomplete_beta(a: float, b: float, x: float) -> float:

@@ -35,7 +35,7 @@ from auditor.storage.label_loader import fetch_columns_adbc, fetch_columns_sqlit
 from auditor.storage.unit_of_work import UnitOfWork
 
 # Bumped whenever the kept arrays change meaning: a stored state of another version rebuilds.
-VERSION = 1
+VERSION = 2
 
 # More new labels than this, and more than 1 / REBUILD_SHARE of those already kept: the update
 # rebuilds instead (a columnar read of every label costs less than reading that many by row
@@ -390,6 +390,9 @@ def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
         sa_sum=state.sa_sum[:, index],
         sa_items=state.sa_items[:, index],
         looks=state.looks[:, index],
+        inverse_m=state.inverse_m[:, index],
+        effect_m=state.effect_m[:, index],
+        ao_effect=state.ao_effect,
     )
 
 
