@@ -30,6 +30,7 @@ from auditor.stats import compute_measures
 from auditor.stats.kept import (
     KEPT_MEASURES,
     KeptEstimate,
+    RhoOptions,
     contributions,
     estimates,
     item_groups,
@@ -37,6 +38,7 @@ from auditor.stats.kept import (
 from auditor.stats.synthetic import synthetic_project
 
 RELIABILITY = (0.9, 0.8, 0.7, 0.6, 0.5)
+MEASURES = (*KEPT_MEASURES, "rho")  # rho: approximate form, unrated pooled (the defaults)
 PREVALENCE = (0.6, 0.3, 0.1)
 
 
@@ -55,7 +57,7 @@ def project(n_items: int, seed: int) -> LabelArrays:
 def kept_values(labels: LabelArrays, groups: int) -> dict[str, KeptEstimate]:
     ids = np.arange(labels.n_items)
     state = contributions(labels, CollapsePolicy.FIRST, item_groups(ids, groups), groups)
-    return estimates(state)
+    return estimates(state, rho=RhoOptions())
 
 
 def truth(n_items: int) -> dict[str, float]:
@@ -64,16 +66,16 @@ def truth(n_items: int) -> dict[str, float]:
 
 
 def cell(n_items: int, groups: int, projects: int, truths: dict[str, float]) -> None:
-    covered = {name: 0 for name in KEPT_MEASURES}
-    covered_items = {name: 0 for name in KEPT_MEASURES}
-    width: dict[str, list[float]] = {name: [] for name in KEPT_MEASURES}
-    width_items: dict[str, list[float]] = {name: [] for name in KEPT_MEASURES}
+    covered = {name: 0 for name in MEASURES}
+    covered_items = {name: 0 for name in MEASURES}
+    width: dict[str, list[float]] = {name: [] for name in MEASURES}
+    width_items: dict[str, list[float]] = {name: [] for name in MEASURES}
     settings = ProjectSettings(interval_method=IntervalMethod.JACKKNIFE)
     for seed in range(projects):
         labels = project(n_items, seed)
         ours = kept_values(labels, groups)
         theirs = compute_measures(labels, settings).measures
-        for name in KEPT_MEASURES:
+        for name in MEASURES:
             e = ours[name]
             if e.low is not None and e.high is not None:
                 covered[name] += e.low <= truths[name] <= e.high
@@ -86,7 +88,7 @@ def cell(n_items: int, groups: int, projects: int, truths: dict[str, float]) -> 
     print(
         f"  {'measure':<22} {'truth':>7} {'grouped':>8} {'half-w':>7} {'per-item':>9} {'half-w':>7}"
     )
-    for name in KEPT_MEASURES:
+    for name in MEASURES:
         print(
             f"  {name:<22} {truths[name]:7.3f} {covered[name] / projects:8.3f} "
             f"{np.mean(width[name]):7.4f} {covered_items[name] / projects:9.3f} "
