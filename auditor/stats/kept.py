@@ -24,6 +24,8 @@ Sums kept per group g (R raters in the kept numbering, K categories):
     sa_sum, sa_items, looks (G, R)  repeat tallies: sum of SA_pu, repeated items, looks
     inverse_m, effect_m (G, R)  sum over p's pairable items of 1/m_u and (1 - 1/m_u)/m_u
     ao_effect (G,)    sum_u (1 - 1/m_u) Ao_u      (the R&R split: its terms are linear in SA_p)
+    shares (G, K)     sum_u c_uc / m_u                          (Gwet's pi_c)
+    single (G, K)     category counts of items with one group label (Gwet's pi_c counts them)
 
 The same ``contributions`` builds them from label arrays for the one-shot ``auditor stats``
 and for the service's updates, so the two cannot drift.
@@ -65,6 +67,8 @@ KEPT_MEASURES = (
     "expected_agreement",
     "repeatability",
     "rater_effect",
+    "ac1",
+    "bp",
 )
 
 _ADDITIVE = (
@@ -82,6 +86,8 @@ _ADDITIVE = (
     "inverse_m",
     "effect_m",
     "ao_effect",
+    "shares",
+    "single",
 )
 
 
@@ -111,6 +117,8 @@ class KeptStats:
     inverse_m: np.ndarray
     effect_m: np.ndarray
     ao_effect: np.ndarray
+    shares: np.ndarray
+    single: np.ndarray
 
     @property
     def n_groups(self) -> int:
@@ -199,6 +207,8 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         inverse_m=np.zeros((g, r)),
         effect_m=np.zeros((g, r)),
         ao_effect=np.zeros(g),
+        shares=np.zeros((g, k)),
+        single=np.zeros((g, k)),
     )
 
 
@@ -240,6 +250,16 @@ def contributions(
     rater_counts = np.bincount(
         (g_label * r + s_label) * k + table.label_category, minlength=groups * r * k
     )
+    shares = np.bincount(
+        g_label * k + table.label_category, weights=inverse[table.label_item], minlength=groups * k
+    )
+    human = ~labels.rater_is_model[cells.rater]
+    human_item, human_category = cells.item[human], cells.category[human]
+    lone = np.bincount(human_item, minlength=cells.n_items)[human_item] == 1
+    single = np.bincount(
+        group_of_item[human_item[lone]] * k + human_category[lone], minlength=groups * k
+    )
+    del human, human_item, human_category, lone
     rater_code = g_label * r + s_label
     inverse_m = np.bincount(rater_code, weights=inverse[table.label_item], minlength=groups * r)
     effect_m = np.bincount(
@@ -285,6 +305,8 @@ def contributions(
         inverse_m=inverse_m.reshape(groups, r).astype(float),
         effect_m=effect_m.reshape(groups, r).astype(float),
         ao_effect=ao_effect.astype(float),
+        shares=shares.reshape(groups, k).astype(float),
+        single=single.reshape(groups, k).astype(float),
     )
 
 
@@ -354,6 +376,22 @@ def _rater_effect(s: KeptStats) -> np.ndarray:
     return np.where(any_rated, k / (k - 1) * safe_ratio(total, s.n), np.nan)
 
 
+def _ac1(s: KeptStats) -> np.ndarray:
+    """Gwet's AC1: Ae = sum_c pi_c (1 - pi_c) / (K - 1), pi_c over pairable items' shares and
+    single-label items (chance.py)."""
+    k = s.n_categories
+    items = s.n + s.single.sum(axis=1)
+    pi = (s.shares + s.single) / np.maximum(items, 1e-300)[:, None]
+    chance = np.einsum("sk,sk->s", pi, 1.0 - pi) / (k - 1)
+    return safe_ratio(safe_ratio(s.ao, s.n) - chance, 1.0 - chance)
+
+
+def _bp(s: KeptStats) -> np.ndarray:
+    """Brennan-Prediger: chance 1/K."""
+    chance = 1.0 / s.n_categories
+    return safe_ratio(safe_ratio(s.ao, s.n) - chance, 1.0 - chance)
+
+
 @dataclass(frozen=True)
 class RhoOptions:
     """The project settings rho reads: its form, the unrated raters' policy, the rater model.
@@ -401,6 +439,8 @@ ESTIMATORS: dict[str, Callable[[KeptStats], np.ndarray]] = {
     "expected_agreement": _expected_agreement,
     "repeatability": _repeatability,
     "rater_effect": _rater_effect,
+    "ac1": _ac1,
+    "bp": _bp,
 }
 
 

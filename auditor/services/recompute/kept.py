@@ -40,7 +40,7 @@ from auditor.storage.label_loader import (
 from auditor.storage.unit_of_work import UnitOfWork
 
 # Bumped whenever the kept arrays change meaning: a stored state of another version rebuilds.
-VERSION = 2
+VERSION = 3
 
 # More new labels than this, and more than 1 / REBUILD_SHARE of those already kept: the update
 # rebuilds instead (a columnar read of every label costs less than reading that many by row
@@ -402,6 +402,8 @@ def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
         inverse_m=state.inverse_m[:, index],
         effect_m=state.effect_m[:, index],
         ao_effect=state.ao_effect,
+        shares=state.shares,
+        single=state.single,
     )
 
 
