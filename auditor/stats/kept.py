@@ -26,6 +26,8 @@ Sums kept per group g (R raters in the kept numbering, K categories):
     ao_effect (G,)    sum_u (1 - 1/m_u) Ao_u      (the R&R split: its terms are linear in SA_p)
     shares (G, K)     sum_u c_uc / m_u                          (Gwet's pi_c)
     single (G, K)     category counts of items with one group label (Gwet's pi_c counts them)
+    agreeing (G, K)   sum_u c_uc (c_uc - 1);  spread (G, K)  sum_u c_uc (m_u - 1)
+                      (specific agreement per category)
 
 The same ``contributions`` builds them from label arrays for the one-shot ``auditor stats``
 and for the service's updates, so the two cannot drift.
@@ -43,6 +45,7 @@ import numpy as np
 from auditor.domain import CollapsePolicy, LabelArrays, RaterModel, RhoMode, RhoUnrated
 from auditor.stats import rho as rho_module
 from auditor.stats.alpha import _alpha
+from auditor.stats.coefficients import category_key
 from auditor.stats.estimators import value_range
 from auditor.stats.kappa import _fleiss, kappa_from, observed_per_item
 from auditor.stats.selfagreement import (
@@ -69,7 +72,10 @@ KEPT_MEASURES = (
     "rater_effect",
     "ac1",
     "bp",
+    "prevalence_index",
 )
+# Per category: estimates keyed "name:c" (``coefficients.category_key``).
+KEPT_CATEGORY_MEASURES = ("category_share", "specific_agreement")
 
 _ADDITIVE = (
     "n",
@@ -88,6 +94,8 @@ _ADDITIVE = (
     "ao_effect",
     "shares",
     "single",
+    "agreeing",
+    "spread",
 )
 
 
@@ -119,6 +127,8 @@ class KeptStats:
     ao_effect: np.ndarray
     shares: np.ndarray
     single: np.ndarray
+    agreeing: np.ndarray
+    spread: np.ndarray
 
     @property
     def n_groups(self) -> int:
@@ -209,6 +219,8 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         ao_effect=np.zeros(g),
         shares=np.zeros((g, k)),
         single=np.zeros((g, k)),
+        agreeing=np.zeros((g, k)),
+        spread=np.zeros((g, k)),
     )
 
 
@@ -253,6 +265,13 @@ def contributions(
     shares = np.bincount(
         g_label * k + table.label_category, weights=inverse[table.label_item], minlength=groups * k
     )
+    per_item = table.counts.astype(float)
+    agreeing_c = np.zeros((groups, k))
+    spread_c = np.zeros((groups, k))
+    for c in range(k):  # bounded by the number of categories
+        column = per_item[:, c]
+        agreeing_c[:, c] = np.bincount(g_item, weights=column * (column - 1.0), minlength=groups)
+        spread_c[:, c] = np.bincount(g_item, weights=column * (m - 1.0), minlength=groups)
     human = ~labels.rater_is_model[cells.rater]
     human_item, human_category = cells.item[human], cells.category[human]
     lone = np.bincount(human_item, minlength=cells.n_items)[human_item] == 1
@@ -307,6 +326,8 @@ def contributions(
         ao_effect=ao_effect.astype(float),
         shares=shares.reshape(groups, k).astype(float),
         single=single.reshape(groups, k).astype(float),
+        agreeing=agreeing_c,
+        spread=spread_c,
     )
 
 
@@ -392,6 +413,38 @@ def _bp(s: KeptStats) -> np.ndarray:
     return safe_ratio(safe_ratio(s.ao, s.n) - chance, 1.0 - chance)
 
 
+def _prevalence_index(s: KeptStats) -> np.ndarray:
+    """PI = sqrt(K/(K-1) sum_c (P_c - 1/K)^2), P_c = c_c / sum m_u (reading.py); NaN without
+    a pairable item."""
+    k = s.n_categories
+    centred = s.counts / np.maximum(s.m, 1e-300)[:, None] - 1.0 / k
+    value = np.sqrt(k / (k - 1) * np.einsum("sk,sk->s", centred, centred))
+    return np.where(s.n > 0, value, np.nan)
+
+
+def _category_share(c: int) -> Callable[[KeptStats], np.ndarray]:
+    def function(s: KeptStats) -> np.ndarray:
+        return safe_ratio(s.counts[:, c], s.m)
+
+    return function
+
+
+def _specific_agreement(c: int) -> Callable[[KeptStats], np.ndarray]:
+    def function(s: KeptStats) -> np.ndarray:
+        return safe_ratio(s.agreeing[:, c], s.spread[:, c])
+
+    return function
+
+
+def category_estimators(k: int) -> dict[str, Callable[[KeptStats], np.ndarray]]:
+    """The per-category kept measures, keyed "name:c"."""
+    out: dict[str, Callable[[KeptStats], np.ndarray]] = {}
+    for c in range(k):  # bounded by the number of categories
+        out[category_key("category_share", c)] = _category_share(c)
+        out[category_key("specific_agreement", c)] = _specific_agreement(c)
+    return out
+
+
 @dataclass(frozen=True)
 class RhoOptions:
     """The project settings rho reads: its form, the unrated raters' policy, the rater model.
@@ -441,6 +494,7 @@ ESTIMATORS: dict[str, Callable[[KeptStats], np.ndarray]] = {
     "rater_effect": _rater_effect,
     "ac1": _ac1,
     "bp": _bp,
+    "prevalence_index": _prevalence_index,
 }
 
 
@@ -464,7 +518,7 @@ def estimates(
     dropped = state.without_each_group()
     used = (state.n > 0) | (state.sa_items.sum(axis=1) > 0)
     out = {}
-    functions = dict(ESTIMATORS)
+    functions = {**ESTIMATORS, **category_estimators(state.n_categories)}
     if rho is not None and rho.covered:
         functions["rho"] = lambda s: _rho(s, rho)
     for name, function in functions.items():
@@ -473,7 +527,7 @@ def estimates(
             out[name] = KeptEstimate(None, None, None, 0, "undefined")
             continue
         replicates = function(dropped)[used]
-        floor, ceiling = value_range(name, state.n_categories)
+        floor, ceiling = value_range(name.split(":")[0], state.n_categories)
         low, high, reason = grouped_jackknife(value, replicates, level, floor, ceiling)
         out[name] = KeptEstimate(value, low, high, int(used.sum()), reason)
     return out

@@ -40,7 +40,7 @@ from auditor.storage.label_loader import (
 from auditor.storage.unit_of_work import UnitOfWork
 
 # Bumped whenever the kept arrays change meaning: a stored state of another version rebuilds.
-VERSION = 3
+VERSION = 4
 
 # More new labels than this, and more than 1 / REBUILD_SHARE of those already kept: the update
 # rebuilds instead (a columnar read of every label costs less than reading that many by row
@@ -404,6 +404,8 @@ def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
         ao_effect=state.ao_effect,
         shares=state.shares,
         single=state.single,
+        agreeing=state.agreeing,
+        spread=state.spread,
     )
 
 

@@ -20,6 +20,7 @@ from auditor.domain import (
 )
 from auditor.stats import compute_measures
 from auditor.stats.kept import (
+    KEPT_CATEGORY_MEASURES,
     KEPT_MEASURES,
     RhoOptions,
     contributions,
@@ -37,7 +38,11 @@ GROUPS = 7
 def _full(labels: LabelArrays, policy: CollapsePolicy) -> dict[str, float | None]:
     chosen = ProjectSettings(collapse=policy, interval_method=IntervalMethod.NONE)
     result = compute_measures(labels, chosen)
-    return {name: result.measures[name].value for name in KEPT_MEASURES}
+    out = {name: result.measures[name].value for name in KEPT_MEASURES}
+    for name in KEPT_CATEGORY_MEASURES:
+        for c, category in enumerate(labels.category_names):
+            out[f"{name}:{c}"] = result.by_category[name][category].value
+    return out
 
 
 def _kept(labels: LabelArrays, policy: CollapsePolicy) -> dict[str, float | None]:
@@ -47,7 +52,8 @@ def _kept(labels: LabelArrays, policy: CollapsePolicy) -> dict[str, float | None
 
 
 def _same(a: dict[str, float | None], b: dict[str, float | None]) -> None:
-    for name in KEPT_MEASURES:
+    assert set(a) == set(b), set(a) ^ set(b)
+    for name in a:
         if a[name] is None or b[name] is None:
             assert a[name] is None and b[name] is None, (name, a[name], b[name])
         else:
