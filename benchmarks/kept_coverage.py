@@ -27,14 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from auditor.domain import CollapsePolicy, IntervalMethod, LabelArrays, ProjectSettings
 from auditor.stats import compute_measures
-from auditor.stats.kept import (
-    KEPT_MEASURES,
-    KeptEstimate,
-    RhoOptions,
-    contributions,
-    estimates,
-    item_groups,
-)
+from auditor.stats.kept import KEPT_MEASURES, contributions, item_groups
+from auditor.stats.kept_estimates import KeptEstimate, RhoOptions, estimates
 from auditor.stats.synthetic import synthetic_project
 
 RELIABILITY = (0.9, 0.8, 0.7, 0.6, 0.5)

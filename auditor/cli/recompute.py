@@ -27,7 +27,7 @@ from auditor.services import NotFound
 from auditor.services.queries.history import metric_history, snapshot_view
 from auditor.services.queries.reverts import RevertMark
 from auditor.services.recompute.embedded import run_embedded, start_in_thread
-from auditor.services.recompute.kept import Verification, rebuild_verified
+from auditor.services.recompute.kept_verify import Verification, rebuild_verified
 from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.snapshots.scopes import CUMULATIVE
 from auditor.stats.catalogue import metric_help

@@ -12,8 +12,8 @@ project's size. What it cannot see incrementally is rebuilt from every label:
 * a label count that does not add up (a label committed below the watermark after it was
   taken, or deleted): ``expected_count`` from the caller's facts.
 
-``rebuild_kept`` builds the state from every label; ``verify_kept`` brings the kept state up
-to date, rebuilds at the same watermark and reports the largest difference
+``rebuild_kept`` builds the state from every label; ``kept_verify.verify_kept`` brings the
+kept state up to date, rebuilds at the same watermark and reports the largest difference
 (``auditor recompute PROJECT --rebuild``).
 """
 
@@ -29,7 +29,6 @@ import numpy as np
 from auditor.domain import CollapsePolicy, LabelArrays, RaterKind
 from auditor.services import NotFound
 from auditor.stats import kept
-from auditor.storage import snapshot_repository
 from auditor.storage.kept_repository import KeptRecord, from_payload, to_payload
 from auditor.storage.label_loader import (
     dense_codes,
@@ -62,7 +61,7 @@ class KeptUpdate:
 
 
 @dataclass(frozen=True)
-class _Layout:
+class Layout:
     """What the sums depend on besides the labels: the kept rater numbering and the rest."""
 
     collapse: str
@@ -84,17 +83,17 @@ class _Layout:
         )
 
     @staticmethod
-    def parse(text: str) -> _Layout | None:
+    def parse(text: str) -> Layout | None:
         data = json.loads(text)
         if data.get("version") != VERSION:
             return None
-        return _Layout(
+        return Layout(
             data["collapse"], data["categories"], data["groups"], data["raters"], data["models"]
         )
 
 
 def _arrays(
-    columns: dict[str, np.ndarray], layout: _Layout
+    columns: dict[str, np.ndarray], layout: Layout
 ) -> tuple[LabelArrays, np.ndarray, np.ndarray]:
     """Label arrays of ``columns`` (every label of the items they hold), the group of each
     item and the kept slot of each rater. ``columns`` is emptied as it is consumed, so each
@@ -126,7 +125,7 @@ def _arrays(
     return labels, kept.item_groups(item_ids, layout.groups), slots
 
 
-def _contribution(columns: dict[str, np.ndarray], layout: _Layout) -> kept.KeptStats:
+def _contribution(columns: dict[str, np.ndarray], layout: Layout) -> kept.KeptStats:
     """The kept sums of ``columns`` (consumed: see ``_arrays``)."""
     groups, k = layout.groups, len(layout.categories)
     if columns["id"].size == 0:
@@ -137,7 +136,7 @@ def _contribution(columns: dict[str, np.ndarray], layout: _Layout) -> kept.KeptS
     )
 
 
-def _state(record: KeptRecord, layout: _Layout) -> kept.KeptStats:
+def state_of(record: KeptRecord, layout: Layout) -> kept.KeptStats:
     parts = []
     for g in range(layout.groups):
         payload = record.payloads.get(g)
@@ -148,16 +147,16 @@ def _state(record: KeptRecord, layout: _Layout) -> kept.KeptStats:
     return kept.KeptStats.stack(parts)
 
 
-def _payloads(state: kept.KeptStats, groups: list[int]) -> dict[int, bytes]:
+def payloads(state: kept.KeptStats, groups: list[int]) -> dict[int, bytes]:
     return {g: to_payload(state.group(g).arrays()) for g in groups}
 
 
-def _layout_now(uow: UnitOfWork, project_id: int, raters: list[int]) -> _Layout:
+def _layout_now(uow: UnitOfWork, project_id: int, raters: list[int]) -> Layout:
     project = uow.projects.by_id(project_id)
     if project is None:
         raise NotFound(f"no project with id {project_id}")
     kinds = uow.kept.raters(project_id)
-    return _Layout(
+    return Layout(
         project.settings.collapse.value,
         uow.kept.category_ids(project_id),
         kept.DEFAULT_GROUPS,
@@ -175,9 +174,9 @@ def _read_all(uow: UnitOfWork, project_id: int) -> dict[str, np.ndarray]:
         return fetch_columns_sqlite(connection, project_id)
 
 
-def _build(
+def build(
     uow: UnitOfWork, project_id: int, upto: int | None = None
-) -> tuple[kept.KeptStats, _Layout, int, int]:
+) -> tuple[kept.KeptStats, Layout, int, int]:
     """The state from every label (up to label id ``upto``): (state, layout, watermark, n)."""
     columns = _read_all(uow, project_id)
     if upto is not None:
@@ -195,7 +194,7 @@ def _build(
 def rebuild_kept(uow: UnitOfWork, project_id: int, reason: str = "rebuild") -> KeptUpdate:
     """Build the project's kept state from every label and store it."""
     started = time.process_time()
-    state, layout, watermark, count = _build(uow, project_id)
+    state, layout, watermark, count = build(uow, project_id)
     with uow:
         uow.kept.save(
             project_id,
@@ -204,7 +203,7 @@ def rebuild_kept(uow: UnitOfWork, project_id: int, reason: str = "rebuild") -> K
             groups=layout.groups,
             signature=layout.signature(),
             at=datetime.now(UTC),
-            payloads=_payloads(state, list(range(layout.groups))),
+            payloads=payloads(state, list(range(layout.groups))),
             replace_all=True,
         )
         uow.commit()
@@ -213,10 +212,10 @@ def rebuild_kept(uow: UnitOfWork, project_id: int, reason: str = "rebuild") -> K
 
 def _why_rebuild(
     uow: UnitOfWork, project_id: int, record: KeptRecord | None, expected_count: int | None
-) -> tuple[str | None, _Layout | None]:
+) -> tuple[str | None, Layout | None]:
     if record is None:
         return "no kept state yet", None
-    layout = _Layout.parse(record.signature)
+    layout = Layout.parse(record.signature)
     if layout is None:
         return "kept by another version of the statistics", None
     now = _layout_now(uow, project_id, layout.raters)
@@ -265,7 +264,7 @@ def update_kept(
         added = sorted(set(int(r) for r in np.unique(columns["rater_id"])) - set(layout.raters))
         if added:
             layout = _layout_now(uow, project_id, layout.raters + added)
-        state = _state(record, layout).widened(len(layout.raters))
+        state = state_of(record, layout).widened(len(layout.raters))
         old = columns["id"] <= record.watermark
         before = _contribution({n: v[old] for n, v in columns.items()}, layout)
         after = _contribution(columns, layout)
@@ -280,7 +279,7 @@ def update_kept(
             groups=layout.groups,
             signature=layout.signature(),
             at=datetime.now(UTC),
-            payloads=_payloads(state, changed),
+            payloads=payloads(state, changed),
         )
         uow.commit()
     return KeptUpdate(
@@ -291,130 +290,3 @@ def update_kept(
         upto,
         time.process_time() - started,
     )
-
-
-def _rho_options(uow: UnitOfWork, project_id: int) -> kept.RhoOptions:
-    project = uow.projects.by_id(project_id)
-    if project is None:
-        raise NotFound(f"no project with id {project_id}")
-    chosen = project.settings
-    return kept.RhoOptions(chosen.rho_mode, chosen.rho_unrated, chosen.rater_model)
-
-
-def kept_estimates(
-    uow: UnitOfWork, project_id: int, level: float = 0.95
-) -> dict[str, kept.KeptEstimate]:
-    """The kept measures' estimates and grouped jackknife intervals from the stored state
-    (rho too where the project's settings are covered)."""
-    with uow:
-        record = uow.kept.load(project_id)
-        options = _rho_options(uow, project_id)
-    if record is None:
-        return {}
-    layout = _Layout.parse(record.signature)
-    if layout is None:
-        return {}
-    return kept.estimates(_state(record, layout), level, options)
-
-
-@dataclass(frozen=True)
-class Verification:
-    """The kept state against a rebuild from the labels at the same watermark."""
-
-    watermark: int
-    label_count: int
-    largest_difference: float  # over every kept array and every estimate
-    estimates: dict[str, tuple[float | None, float | None]]  # name: (kept, rebuilt)
-
-    @property
-    def agrees(self) -> bool:
-        return self.largest_difference <= 1e-9
-
-
-def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Verification:
-    """Update the kept state, rebuild it from the labels up to the same watermark, compare,
-    and (``store``) keep the rebuilt state (``auditor recompute PROJECT --rebuild``)."""
-    update_kept(uow, project_id)
-    with uow:
-        record = uow.kept.load(project_id)
-        options = _rho_options(uow, project_id)
-    if record is None:
-        raise NotFound(f"project {project_id} has no kept statistics")
-    layout = _Layout.parse(record.signature)
-    assert layout is not None, "update_kept leaves a state of this version"
-    incremental = _state(record, layout)
-    rebuilt, rebuilt_layout, _, count = _build(uow, project_id, record.watermark)
-    # the rebuild numbers raters by id; the kept state in order of arrival
-    order = [layout.raters.index(r) for r in rebuilt_layout.raters]
-    incremental = _reordered(incremental, order)
-    largest = max(
-        float(np.abs(getattr(incremental, n) - v).max(initial=0.0))
-        for n, v in rebuilt.arrays().items()
-    )
-    ours = kept.estimates(incremental, rho=options)
-    theirs = kept.estimates(rebuilt, rho=options)
-    pairs = {name: (ours[name].value, theirs[name].value) for name in ours}
-    for a, b in pairs.values():
-        if (a is None) != (b is None):
-            largest = float("inf")
-        elif a is not None and b is not None:
-            largest = max(largest, abs(a - b))
-    if not store:
-        return Verification(record.watermark, count, largest, pairs)
-    with uow:
-        uow.kept.save(
-            project_id,
-            watermark=record.watermark,
-            label_count=count,
-            groups=rebuilt_layout.groups,
-            signature=rebuilt_layout.signature(),
-            at=datetime.now(UTC),
-            payloads=_payloads(rebuilt, list(range(rebuilt_layout.groups))),
-            replace_all=True,
-        )
-        uow.commit()
-    return Verification(record.watermark, count, largest, pairs)
-
-
-def rebuild_verified(uow: UnitOfWork, project_id: int) -> Verification | None:
-    """``verify_kept`` under the project's recompute lock; None when a recompute holds it."""
-    with snapshot_repository.project_lock(uow.root_engine, project_id) as lock:
-        if not lock.acquired:
-            return None
-        return verify_kept(uow, project_id)
-
-
-def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
-    """The state with its raters taken in ``order`` (slots without labels left out)."""
-    index = np.asarray(order, dtype=np.int64)
-    return kept.KeptStats(
-        n=state.n,
-        ao=state.ao,
-        m=state.m,
-        diagonal=state.diagonal,
-        counts=state.counts,
-        rater_counts=state.rater_counts[:, index],
-        pair_weight=_pairs(state.pair_weight, index),
-        agree=_pairs(state.agree, index),
-        sa_sum=state.sa_sum[:, index],
-        sa_items=state.sa_items[:, index],
-        looks=state.looks[:, index],
-        inverse_m=state.inverse_m[:, index],
-        effect_m=state.effect_m[:, index],
-        ao_effect=state.ao_effect,
-        shares=state.shares,
-        single=state.single,
-        agreeing=state.agreeing,
-        spread=state.spread,
-    )
-
-
-def _pairs(upper: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """An upper-triangle pair table (G, R, R, ...) renumbered: symmetrise, take, keep p < q."""
-    full = upper + np.swapaxes(upper, 1, 2)
-    taken = full[:, index][:, :, index]
-    r = index.shape[0]
-    mask = np.triu(np.ones((r, r), dtype=bool), 1)
-    shape = (1, r, r) + (1,) * (upper.ndim - 3)
-    result: np.ndarray = taken * mask.reshape(shape)
-    return result

@@ -15,11 +15,8 @@ from auditor.domain import IntervalMethod
 from auditor.services.ingest.imports import list_imports, revert_import
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import create_project
-from auditor.services.recompute.kept import (
-    kept_estimates,
-    update_kept,
-    verify_kept,
-)
+from auditor.services.recompute.kept import update_kept
+from auditor.services.recompute.kept_verify import kept_estimates, verify_kept
 from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.stats import compute_measures
 from auditor.stats.kept import KEPT_MEASURES

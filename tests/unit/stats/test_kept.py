@@ -19,15 +19,14 @@ from auditor.domain import (
     RhoUnrated,
 )
 from auditor.stats import compute_measures
+from auditor.stats.group_jackknife import t_quantile
 from auditor.stats.kept import (
     KEPT_CATEGORY_MEASURES,
     KEPT_MEASURES,
-    RhoOptions,
     contributions,
-    estimates,
     item_groups,
-    t_quantile,
 )
+from auditor.stats.kept_estimates import RhoOptions, estimates
 from auditor.stats.synthetic import synthetic_project
 from tests.unit.stats.test_properties import projects
 
