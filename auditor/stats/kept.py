@@ -28,6 +28,8 @@ Sums kept per group g (R raters in the kept numbering, K categories):
     single (G, K)     category counts of items with one group label (Gwet's pi_c counts them)
     agreeing (G, K)   sum_u c_uc (c_uc - 1);  spread (G, K)  sum_u c_uc (m_u - 1)
                       (specific agreement per category)
+    looks_by_category (G, K)  category counts of every human look (the prevalence P without a
+                      pairable item, as ``measures._prevalence`` takes it)
 
 The same ``contributions`` builds them from label arrays for the one-shot ``auditor stats``
 and for the service's updates, so the two cannot drift. The measures read from the sums are in
@@ -85,6 +87,7 @@ _ADDITIVE = (
     "single",
     "agreeing",
     "spread",
+    "looks_by_category",
 )
 
 
@@ -118,6 +121,7 @@ class KeptStats:
     single: np.ndarray
     agreeing: np.ndarray
     spread: np.ndarray
+    looks_by_category: np.ndarray
 
     @property
     def n_groups(self) -> int:
@@ -210,6 +214,7 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         single=np.zeros((g, k)),
         agreeing=np.zeros((g, k)),
         spread=np.zeros((g, k)),
+        looks_by_category=np.zeros((g, k)),
     )
 
 
@@ -261,6 +266,12 @@ def contributions(
         column = per_item[:, c]
         agreeing_c[:, c] = np.bincount(g_item, weights=column * (column - 1.0), minlength=groups)
         spread_c[:, c] = np.bincount(g_item, weights=column * (m - 1.0), minlength=groups)
+    human_look = ~labels.rater_is_model[labels.rater]
+    looks_by_category = np.bincount(
+        group_of_item[labels.item[human_look]] * k + labels.category[human_look],
+        minlength=groups * k,
+    )
+    del human_look
     human = ~labels.rater_is_model[cells.rater]
     human_item, human_category = cells.item[human], cells.category[human]
     lone = np.bincount(human_item, minlength=cells.n_items)[human_item] == 1
@@ -317,4 +328,5 @@ def contributions(
         single=single.reshape(groups, k).astype(float),
         agreeing=agreeing_c,
         spread=spread_c,
+        looks_by_category=looks_by_category.reshape(groups, k).astype(float),
     )

@@ -228,3 +228,44 @@ def estimates(
         low, high, reason = grouped_jackknife(value, replicates, level, floor, ceiling)
         out[name] = KeptEstimate(value, low, high, int(used.sum()), reason)
     return out
+
+
+@dataclass(frozen=True)
+class KeptRaters:
+    """Per rater in the kept numbering (R,): SA_p, self_kappa, Y_p and x_p of the moments
+    rater model (NaN without repeats, or with a single category in use for the last three),
+    repeated items and looks. Point values only."""
+
+    self_agreement: np.ndarray
+    self_kappa: np.ndarray
+    reliability: np.ndarray
+    random_choice: np.ndarray
+    n_repeated_items: np.ndarray
+    n_presentations: np.ndarray
+
+
+def rater_estimates(state: KeptStats) -> KeptRaters:
+    """Each rater's self-agreement and rater model from the kept repeat tallies, with P the
+    group's category shares on pairable items (every human look without one)."""
+    total = state.total()
+    shares = total.counts[0]
+    if shares.sum() == 0:
+        shares = total.looks_by_category[0]
+    prevalence = shares / max(float(shares.sum()), 1.0)
+    rated = total.sa_items[0] > 0
+    sa = np.where(rated, total.sa_sum[0] / np.maximum(total.sa_items[0], 1.0), np.nan)
+    chance = float(chance_agreement(prevalence))
+    if 1.0 - chance <= 1e-12:
+        undefined = np.full(sa.shape, np.nan)
+        self_kappa, reliability = undefined, undefined
+    else:
+        self_kappa = corrected_for_chance(sa, chance)
+        reliability = kappa_to_reliability(self_kappa)
+    return KeptRaters(
+        sa,
+        self_kappa,
+        reliability,
+        1.0 - reliability,
+        total.sa_items[0].astype(np.int64),
+        total.looks[0].astype(np.int64),
+    )

@@ -129,6 +129,7 @@ def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
         single=state.single,
         agreeing=state.agreeing,
         spread=state.spread,
+        looks_by_category=state.looks_by_category,
     )
 
 

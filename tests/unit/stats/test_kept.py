@@ -26,7 +26,7 @@ from auditor.stats.kept import (
     contributions,
     item_groups,
 )
-from auditor.stats.kept_estimates import RhoOptions, estimates
+from auditor.stats.kept_estimates import RhoOptions, estimates, rater_estimates
 from auditor.stats.synthetic import synthetic_project
 from tests.unit.stats.test_properties import projects
 
@@ -65,6 +65,32 @@ def test_kept_estimates_equal_the_full_computation(
     labels: LabelArrays, policy: CollapsePolicy
 ) -> None:
     _same(_kept(labels, policy), _full(labels, policy))
+
+
+@SETTINGS
+@given(projects(), st.sampled_from(list(CollapsePolicy)))
+def test_kept_rater_model_equals_the_full_computation(
+    labels: LabelArrays, policy: CollapsePolicy
+) -> None:
+    """Each human rater's SA_p, self_kappa, Y_p, x_p and counts from the kept tallies."""
+    chosen = ProjectSettings(collapse=policy, interval_method=IntervalMethod.NONE)
+    result = compute_measures(labels, chosen)
+    groups = item_groups(np.arange(labels.n_items), GROUPS)
+    found = rater_estimates(contributions(labels, policy, groups, GROUPS))
+    for rater in result.raters:
+        p = int(rater.rater)
+        assert rater.n_repeated_items == found.n_repeated_items[p]
+        assert rater.n_presentations == found.n_presentations[p]
+        for measure, ours in (
+            (rater.self_agreement, found.self_agreement[p]),
+            (rater.self_kappa, found.self_kappa[p]),
+            (rater.reliability, found.reliability[p]),
+            (rater.random_choice, found.random_choice[p]),
+        ):
+            if measure.value is None:
+                assert not np.isfinite(ours), (rater.rater, measure, ours)
+            else:
+                assert abs(measure.value - ours) <= 1e-9, (rater.rater, measure.value, ours)
 
 
 @pytest.mark.parametrize("policy", list(CollapsePolicy))
