@@ -18,6 +18,14 @@ RSS < 500 MB.
 
     .venv/bin/python benchmarks/ingest.py [--rows 1000000] [--keys] [--rss] [--rss-rows N]
         [--skip-sqlite] [--lock-rows 3000000]
+    .venv/bin/python benchmarks/ingest.py --realistic --rows 1000000 --rounds 3
+
+``--realistic`` (issue 22 item 6) measures the import honestly against its floor: a file shaped
+like a real export (items not in order, times shuffled over 30 days, 2% of the labels a
+rater's second look at an item), imported into a fresh database and COPYed, as the rows the
+import writes (ids resolved, same order), into a fresh labels-shaped table, alternating which
+goes first over ``--rounds`` rounds; prints each round's ratio and the median, with the load
+average. Target: within 2x.
 
 Everything runs in a throwaway database (``auditor_bench_<hex>``) and a temporary directory.
 """
@@ -25,6 +33,7 @@ Everything runs in a throwaway database (``auditor_bench_<hex>``) and a temporar
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import random
 import subprocess
@@ -37,6 +46,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import psutil
 import psycopg
 from copy_floor import best_copy, copy_into_holding, create_shaped, rows_as_copy_text
@@ -70,6 +80,112 @@ def generate(path: Path, rows: int, keys: bool) -> None:
             moment = (start + timedelta(seconds=n)).strftime("%Y-%m-%dT%H:%M:%SZ")
             line = f"item{item},rater{rater},{CATEGORIES[rng.randrange(4)]},{moment}"
             out.write(f"{line},k{n}\n" if keys else line + "\n")
+
+
+def realistic_rows(rows: int, seed: int = 7) -> dict[str, np.ndarray]:
+    """A real export's shape: ~``rows`` labels of rows / (RATERS * 1.02) items by RATERS
+    raters, 2% of them a second look (same item and rater, later), in shuffled order, times
+    spread over 30 days. Columns: item, rater, category (indices), at (microseconds)."""
+    rng = np.random.default_rng(seed)
+    firsts = round(rows / 1.02)
+    n_items = max(firsts // RATERS, 1)
+    firsts = n_items * RATERS
+    item = np.repeat(np.arange(n_items), RATERS)
+    rater = np.tile(np.arange(RATERS), n_items)
+    again = rng.choice(firsts, rows - firsts, replace=False) if rows > firsts else np.zeros(0, int)
+    item = np.concatenate([item, item[again]])
+    rater = np.concatenate([rater, rater[again]])
+    span = 30 * 86_400 * 1_000_000
+    start = 1_704_067_200_000_000  # 2024-01-01T00:00:00Z
+    # distinct microseconds: no two labels share a natural identity
+    at = start + rng.choice(span, item.shape[0], replace=False)
+    order = rng.permutation(item.shape[0])
+    return {
+        "item": item[order],
+        "rater": rater[order],
+        "category": rng.integers(0, len(CATEGORIES), item.shape[0]),
+        "at": at[order],
+    }
+
+
+def write_realistic(path: Path, data: dict[str, np.ndarray]) -> None:
+    moments = (data["at"] // 1_000_000).astype("datetime64[s]").astype(str)
+    micros = data["at"] % 1_000_000
+    with path.open("w", buffering=1 << 20) as out:
+        out.write("item,rater,label,labeled_at\n")
+        for low in range(0, data["item"].shape[0], 200_000):  # chunks, not one string
+            high = low + 200_000
+            out.write(
+                "".join(
+                    f"item{i},rater{r},{CATEGORIES[c]},{m}.{u:06d}Z\n"
+                    for i, r, c, m, u in zip(
+                        data["item"][low:high].tolist(),
+                        data["rater"][low:high].tolist(),
+                        data["category"][low:high].tolist(),
+                        moments[low:high].tolist(),
+                        micros[low:high].tolist(),
+                        strict=True,
+                    )
+                )
+            )
+
+
+def realistic_copy_text(data: dict[str, np.ndarray]) -> bytes:
+    """The rows the import writes, as labels-shaped COPY text in file order: item ids are the
+    names' ranks in text order (the import creates items ``ORDER BY item``)."""
+    n_items = int(data["item"].max()) + 1
+    names = np.array([f"item{i}" for i in range(n_items)])
+    rank = np.empty(n_items, dtype=np.int64)
+    rank[np.argsort(names, kind="stable")] = np.arange(1, n_items + 1)
+    out = io.StringIO()
+    for k, (i, r, c, t) in enumerate(
+        zip(
+            rank[data["item"]].tolist(),
+            (data["rater"] + 1).tolist(),
+            (data["category"] + 1).tolist(),
+            data["at"].tolist(),
+            strict=True,
+        )
+    ):
+        out.write(f"{k + 1}\t1\t{i}\t{r}\t\\N\t{c}\t{t}\t{t}\t\\N\n")
+    return out.getvalue().encode()
+
+
+def realistic_rounds(directory: Path, rows: int, rounds: int) -> None:
+    data = realistic_rows(rows)
+    path = directory / "realistic.csv"
+    write_realistic(path, data)
+    copy_text = realistic_copy_text(data)
+    n = int(data["item"].shape[0])
+    print(f"realistic file: {n:,} labels ({path.stat().st_size / 1e6:.0f} MB), items not in "
+          "order, times shuffled over 30 days, 2% second looks")  # fmt: skip
+    ratios = []
+    for r in range(rounds):
+        with postgres_database() as url:
+            with psycopg.connect(_libpq(url), autocommit=True) as db:
+                create_shaped(db)
+            migrate.upgrade(url)
+
+            def floor() -> float:
+                with psycopg.connect(_libpq(url), autocommit=True) as db:
+                    return best_copy(db, "shaped", copy_text, 1)
+
+            def service() -> float:
+                seconds, inserted, _ = import_seconds(url, path)
+                assert inserted == n, (inserted, n)
+                return seconds
+
+            if r % 2 == 0:  # alternated: which one runs first changes every round
+                imported, copied = service(), floor()
+            else:
+                copied, imported = floor(), service()
+        ratios.append(imported / copied)
+        print(f"round {r + 1}: import {imported:6.2f} s ({n / imported:,.0f} labels/s), "
+              f"labels-shaped COPY {copied:6.2f} s: {imported / copied:.2f}x; "
+              f"load average {os.getloadavg()[0]:.2f}")  # fmt: skip
+    print(f"median import / labels-shaped COPY over {rounds} rounds: "
+          f"{float(np.median(ratios)):.2f}x (range {min(ratios):.2f}-{max(ratios):.2f}) "
+          "[target: within 2x]")  # fmt: skip
 
 
 def _libpq(url: str) -> str:
@@ -203,9 +319,19 @@ def main() -> None:
         default=0,
         help="also import this many rows into SQLite, timing the write lock (issue 11: 3000000)",
     )
+    parser.add_argument(
+        "--realistic",
+        action="store_true",
+        help="only the alternated rounds of import vs labels-shaped COPY on a realistic file",
+    )
+    parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args()
 
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    if options.realistic:
+        with tempfile.TemporaryDirectory(prefix="auditor-bench-") as directory:
+            realistic_rounds(Path(directory), options.rows, options.rounds)
+        return
     with tempfile.TemporaryDirectory(prefix="auditor-bench-") as directory:
         path = Path(directory) / "labels.csv"
         generate(path, options.rows, options.keys)

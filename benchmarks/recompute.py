@@ -14,7 +14,12 @@ repeats, over 30 days), each measured in a fresh child process so peak RSS is it
   1,000 labels/s arrive through ``ingest_labels``; prints the worst delay from a batch's commit
   to the first snapshot that includes it.
 
+- kept statistics (``--incremental SIZES``, issue 22): the update after 1,000 new labels on
+  existing items, alternated over the sizes for ``--rounds`` rounds (CPU, wall, peak RSS above
+  the process floor), and the rebuild from every label against today's load + statistics.
+
 Run:  .venv/bin/python benchmarks/recompute.py [--sizes 1000000,10000000] [--sustained 30]
+      .venv/bin/python benchmarks/recompute.py --incremental 100000,1000000,3000000 --rounds 5
 Needs PostgreSQL at AUDITOR_TEST_POSTGRES_URL (default postgres@127.0.0.1:5432) and, for
 --sustained, Redis at 127.0.0.1:6379 (DB 13, a key prefix of its own).
 """
@@ -220,6 +225,116 @@ def child_recompute(url: str, project_id: int) -> dict:
     }
 
 
+def child_kept(url: str, project_id: int, rebuild: bool) -> dict:
+    """One kept-statistics update (or a rebuild from every label) in a fresh process: CPU,
+    wall time and peak RSS (the import of the package alone is the floor)."""
+    from auditor.services.recompute.kept import rebuild_kept, update_kept
+
+    engine = make_engine(url)
+    floor = peak_rss_mb()
+    cpu, wall = time.process_time(), time.perf_counter()
+    if rebuild:
+        result = rebuild_kept(UnitOfWork(engine), project_id)
+    else:
+        result = update_kept(UnitOfWork(engine), project_id)
+    out = {
+        "cpu_s": time.process_time() - cpu,
+        "wall_s": time.perf_counter() - wall,
+        "status": result.status,
+        "new_labels": result.new_labels,
+        "items": result.items,
+        "floor_rss_mb": floor,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+    engine.dispose()
+    return out
+
+
+def add_labels_on_existing_items(url: str, project_id: int, n: int, seed: int) -> None:
+    """``n`` new labels (random raters and categories, labeled now) on existing items."""
+    rng = np.random.default_rng(seed)
+    with psycopg.connect(libpq(url), autocommit=False) as conn, conn.cursor() as cur:
+        low, high = cur.execute(
+            "SELECT min(id), max(id) FROM items WHERE project_id = %s", (project_id,)
+        ).fetchone()
+        raters = [
+            r[0]
+            for r in cur.execute(
+                "SELECT id FROM raters WHERE project_id = %s", (project_id,)
+            ).fetchall()
+        ]
+        categories = [
+            c[0]
+            for c in cur.execute(
+                "SELECT id FROM categories WHERE project_id = %s", (project_id,)
+            ).fetchall()
+        ]
+        now_us = int(datetime.now(UTC).timestamp() * 1e6)
+        cur.execute("SET session_replication_role = replica")
+        copy_binary(
+            cur,
+            "labels",
+            [
+                ("project_id", ">i4", np.full(n, project_id)),
+                ("item_id", ">i8", rng.integers(low, high + 1, n)),
+                ("rater_id", ">i4", rng.choice(raters, n)),
+                ("category_id", ">i4", rng.choice(categories, n)),
+                ("labeled_at", ">i8", now_us + np.arange(n)),
+                ("received_at", ">i8", np.full(n, now_us)),
+            ],
+        )
+        conn.commit()
+
+
+def incremental(url: str, sizes: list[int], rounds: int) -> None:
+    """Issue 22 item 4: the kept-statistics update after 1,000 new labels on existing items,
+    alternated over project sizes, and the full rebuild against today's load + statistics."""
+    projects = {}
+    for n in sizes:
+        started = time.perf_counter()
+        projects[n] = make_project(url, f"k{n}", n, seed=n % 997)
+        print(f"set-up {n:,} labels: {time.perf_counter() - started:.0f} s (not timed)")
+    for n in sizes:
+        rebuilt = run_child("kept", url, str(projects[n]), "1")
+        parts = run_child("parts", url, str(projects[n]), "0")
+        print(
+            f"{n:>12,} labels: rebuild of the kept statistics {rebuilt['wall_s']:6.2f} s "
+            f"(CPU {rebuilt['cpu_s']:.2f} s, peak RSS {rebuilt['peak_rss_mb']:.0f} MB); today's "
+            f"load + statistics (cumulative + 7d) {parts['load_s'] + parts['stats_s']:6.2f} s: "
+            f"{rebuilt['wall_s'] / (parts['load_s'] + parts['stats_s']):.2f}x"
+        )
+    results: dict[int, list[dict]] = {n: [] for n in sizes}
+    for r in range(rounds):
+        order = sizes if r % 2 == 0 else list(reversed(sizes))  # alternated
+        for n in order:
+            add_labels_on_existing_items(url, projects[n], 1000, seed=r)
+            out = run_child("kept", url, str(projects[n]), "0")
+            assert out["status"] == "updated" and out["new_labels"] == 1000, out
+            results[n].append(out)
+        print(
+            f"round {r + 1}: load average {os.getloadavg()[0]:.2f}; "
+            + ", ".join(
+                f"{n:,}: CPU {results[n][-1]['cpu_s']:.3f} s wall {results[n][-1]['wall_s']:.3f} s"
+                for n in sizes
+            )
+        )
+    smallest = sizes[0]
+    base_cpu = float(np.median([o["cpu_s"] for o in results[smallest]]))
+    base_wall = float(np.median([o["wall_s"] for o in results[smallest]]))
+    print(f"update after 1,000 new labels on existing items, median of {rounds} rounds:")
+    for n in sizes:
+        cpu = float(np.median([o["cpu_s"] for o in results[n]]))
+        wall = float(np.median([o["wall_s"] for o in results[n]]))
+        rss = max(o["peak_rss_mb"] - o["floor_rss_mb"] for o in results[n])
+        floor = float(np.median([o["floor_rss_mb"] for o in results[n]]))
+        print(
+            f"  {n:>12,} labels: CPU {cpu:.3f} s ({cpu / base_cpu:.2f}x {smallest:,}), wall "
+            f"{wall:.3f} s ({wall / base_wall:.2f}x), peak RSS above the process floor "
+            f"({floor:.0f} MB) {rss:.1f} MB  (targets: within 2x, < 1 s CPU)"
+        )
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+
+
 def run_child(*args: str) -> dict:
     out = subprocess.run(
         [sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=False
@@ -405,6 +520,8 @@ def main() -> None:
             out = child_parts(url, project, with_rows=sys.argv[5] == "1")
         elif kind == "sqlite":
             out = child_sqlite(url, project)
+        elif kind == "kept":
+            out = child_kept(url, project, rebuild=sys.argv[5] == "1")
         else:
             out = child_recompute(url, project)
         print(json.dumps(out))
@@ -413,6 +530,13 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000000,10000000")
     parser.add_argument("--sustained", type=float, default=0.0, help="seconds; 0 skips")
     parser.add_argument("--skip-sqlite", action="store_true")
+    parser.add_argument(
+        "--incremental",
+        default="",
+        help="sizes for the kept-statistics update (e.g. 100000,1000000,3000000); "
+        "runs only that measurement",
+    )
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (shared machine)")
     name = f"auditor_bench_{uuid.uuid4().hex[:8]}"
@@ -421,6 +545,9 @@ def main() -> None:
     url = make_url(ADMIN).set(database=name).render_as_string(hide_password=False)
     try:
         migrate.upgrade(url)
+        if args.incremental:
+            incremental(url, [int(s) for s in args.incremental.split(",") if s], args.rounds)
+            return
         for n in [int(s) for s in args.sizes.split(",") if s]:
             started = time.perf_counter()
             project_id = make_project(url, f"p{n}", n)

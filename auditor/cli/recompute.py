@@ -27,6 +27,7 @@ from auditor.services import NotFound
 from auditor.services.queries.history import metric_history, snapshot_view
 from auditor.services.queries.reverts import RevertMark
 from auditor.services.recompute.embedded import run_embedded, start_in_thread
+from auditor.services.recompute.kept_verify import Verification, rebuild_verified
 from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.snapshots.scopes import CUMULATIVE
 from auditor.stats.catalogue import metric_help
@@ -101,12 +102,19 @@ def recompute(
         help="Write every scope's snapshot even when nothing changed (at the next tick when "
         "this one has its snapshot).",
     ),
+    rebuild: bool = typer.Option(
+        False,
+        "--rebuild",
+        help="Then rebuild the kept statistics from every label and check that they agree "
+        "with the incrementally kept ones to 1e-9 (exit status 1 if not).",
+    ),
 ) -> None:
     """Recompute a project's dirty scopes now and write their snapshots."""
     uow = unit_of_work()
+    project_id = find_project_id(uow, project)
     result = recompute_project(
         uow,
-        find_project_id(uow, project),
+        project_id,
         force=force,
         scan_interval_seconds=get_settings().scan_interval_seconds,
     )
@@ -124,6 +132,26 @@ def recompute(
         )
     else:
         typer.echo(f"tick {result.tick}: nothing to write ({result.status})")
+    if rebuild:
+        verified = rebuild_verified(uow, project_id)
+        if verified is None:
+            fail(f"another recompute of {project!r} is running; try again when it ends")
+        typer.echo(_render_verification(verified))
+        if not verified.agrees:
+            raise typer.Exit(1)
+
+
+def _render_verification(verified: Verification) -> str:
+    lines = [
+        f"kept statistics at label {verified.watermark} ({verified.label_count} labels): "
+        f"largest difference from a rebuild {verified.largest_difference:.3g} "
+        + ("(agree)" if verified.agrees else "(DISAGREE: the rebuilt state is kept)")
+    ]
+    for name, (kept_value, rebuilt_value) in verified.estimates.items():
+        lines.append(
+            f"  {name:<22} kept {_number(kept_value):>8}  rebuilt {_number(rebuilt_value):>8}"
+        )
+    return "\n".join(lines)
 
 
 def history(

@@ -20,6 +20,7 @@ from auditor.storage import (
     health_models,
     import_models,
     instance_secrets,
+    kept_models,
     label_studio_models,
     models,
     snapshot_models,
@@ -36,6 +37,7 @@ MODEL_MODULES: tuple[ModuleType, ...] = (
     dashboard_sessions,
     instance_secrets,
     label_studio_models,
+    kept_models,
 )
 
 METADATA: MetaData = Base.metadata

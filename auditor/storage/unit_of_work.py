@@ -26,6 +26,7 @@ from auditor.storage.dashboard_sessions import DashboardSessionRepository
 from auditor.storage.health_repository import HealthRepository
 from auditor.storage.import_repository import ImportRepository
 from auditor.storage.instance_secrets import InstanceSecretRepository
+from auditor.storage.kept_repository import KeptRepository
 from auditor.storage.key_repository import KeyRepository
 from auditor.storage.label_studio_repository import LabelStudioRepository
 from auditor.storage.label_studio_settings_repository import LabelStudioSettingsRepository
@@ -54,6 +55,7 @@ class UnitOfWork:
     snapshots: SnapshotRepository
     dashboard_sessions: DashboardSessionRepository
     secrets: InstanceSecretRepository
+    kept: KeptRepository
 
     def __init__(self, engine: Engine | Connection, *, read_only: bool = False) -> None:
         # A Connection: the transaction runs on it (a staged import's own connection).
@@ -93,6 +95,7 @@ class UnitOfWork:
         self.snapshots = SnapshotRepository(self._session)
         self.dashboard_sessions = DashboardSessionRepository(self._session)
         self.secrets = InstanceSecretRepository(self._session)
+        self.kept = KeptRepository(self._session)
         self._active = True
         return self
 

@@ -30,6 +30,7 @@ from auditor.errors import Failure
 from auditor.services import NotFound
 from auditor.services.alerts.evaluation import evaluate_snapshots
 from auditor.services.recompute import health as recompute_health
+from auditor.services.recompute.kept import update_kept
 from auditor.services.recompute.label_studio_points import rejection_points
 from auditor.services.recompute.repeat_coverage import add_coverage
 from auditor.snapshots.dirty import (
@@ -280,6 +281,7 @@ def _recompute_locked(
     if not due:
         return RecomputeResult(project_id, tick, "not_dirty", tuple(decisions))
 
+    _keep_statistics(uow, project_id, count)
     t0 = time.perf_counter()
     loaded = load_project_labels(uow.root_engine, project_id)
     load_seconds = time.perf_counter() - t0
@@ -329,6 +331,19 @@ def _recompute_locked(
         compute_seconds,
         write_seconds,
     )
+
+
+def _keep_statistics(uow: UnitOfWork, project_id: int, count: int) -> None:
+    """Fold the labels since the kept watermark into the kept statistics (issue 22), in a
+    transaction of its own: they are derived data, so a failure here is logged and leaves
+    the state at its old watermark (the next recompute catches up) without costing the
+    snapshot."""
+    try:
+        update_kept(uow, project_id, expected_count=count)
+    except Exception as error:
+        if repo.is_transient(error):
+            raise
+        log.exception("keeping the statistics of project %s failed", project_id)
 
 
 @dataclass(frozen=True)

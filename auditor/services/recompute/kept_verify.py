@@ -1,0 +1,144 @@
+"""The kept statistics against a rebuild from the labels (issue 22): ``auditor recompute
+PROJECT --rebuild``, and the kept measures' estimates for the service."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+
+from auditor.services import NotFound
+from auditor.services.recompute.kept import Layout, build, payloads, state_of, update_kept
+from auditor.stats import kept
+from auditor.stats import kept_estimates as measures
+from auditor.storage import snapshot_repository
+from auditor.storage.unit_of_work import UnitOfWork
+
+
+def rho_options(uow: UnitOfWork, project_id: int) -> measures.RhoOptions:
+    project = uow.projects.by_id(project_id)
+    if project is None:
+        raise NotFound(f"no project with id {project_id}")
+    chosen = project.settings
+    return measures.RhoOptions(chosen.rho_mode, chosen.rho_unrated, chosen.rater_model)
+
+
+def kept_estimates(
+    uow: UnitOfWork, project_id: int, level: float = 0.95
+) -> dict[str, measures.KeptEstimate]:
+    """The kept measures' estimates and grouped jackknife intervals from the stored state
+    (rho too where the project's settings are covered)."""
+    with uow:
+        record = uow.kept.load(project_id)
+        options = rho_options(uow, project_id)
+    if record is None:
+        return {}
+    layout = Layout.parse(record.signature)
+    if layout is None:
+        return {}
+    return measures.estimates(state_of(record, layout), level, options)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The kept state against a rebuild from the labels at the same watermark."""
+
+    watermark: int
+    label_count: int
+    largest_difference: float  # over every kept array and every estimate
+    estimates: dict[str, tuple[float | None, float | None]]  # name: (kept, rebuilt)
+
+    @property
+    def agrees(self) -> bool:
+        return self.largest_difference <= 1e-9
+
+
+def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Verification:
+    """Update the kept state, rebuild it from the labels up to the same watermark, compare,
+    and (``store``) keep the rebuilt state (``auditor recompute PROJECT --rebuild``)."""
+    update_kept(uow, project_id)
+    with uow:
+        record = uow.kept.load(project_id)
+        options = rho_options(uow, project_id)
+    if record is None:
+        raise NotFound(f"project {project_id} has no kept statistics")
+    layout = Layout.parse(record.signature)
+    assert layout is not None, "update_kept leaves a state of this version"
+    incremental = state_of(record, layout)
+    rebuilt, rebuilt_layout, _, count = build(uow, project_id, record.watermark)
+    # the rebuild numbers raters by id; the kept state in order of arrival
+    order = [layout.raters.index(r) for r in rebuilt_layout.raters]
+    incremental = _reordered(incremental, order)
+    largest = max(
+        float(np.abs(getattr(incremental, n) - v).max(initial=0.0))
+        for n, v in rebuilt.arrays().items()
+    )
+    ours = measures.estimates(incremental, rho=options)
+    theirs = measures.estimates(rebuilt, rho=options)
+    pairs = {name: (ours[name].value, theirs[name].value) for name in ours}
+    for a, b in pairs.values():
+        if (a is None) != (b is None):
+            largest = float("inf")
+        elif a is not None and b is not None:
+            largest = max(largest, abs(a - b))
+    if not store:
+        return Verification(record.watermark, count, largest, pairs)
+    with uow:
+        uow.kept.save(
+            project_id,
+            watermark=record.watermark,
+            label_count=count,
+            groups=rebuilt_layout.groups,
+            signature=rebuilt_layout.signature(),
+            at=datetime.now(UTC),
+            payloads=payloads(rebuilt, list(range(rebuilt_layout.groups))),
+            replace_all=True,
+        )
+        uow.commit()
+    return Verification(record.watermark, count, largest, pairs)
+
+
+def rebuild_verified(uow: UnitOfWork, project_id: int) -> Verification | None:
+    """``verify_kept`` under the project's recompute lock; None when a recompute holds it."""
+    with snapshot_repository.project_lock(uow.root_engine, project_id) as lock:
+        if not lock.acquired:
+            return None
+        return verify_kept(uow, project_id)
+
+
+def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
+    """The state with its raters taken in ``order`` (slots without labels left out)."""
+    index = np.asarray(order, dtype=np.int64)
+    return kept.KeptStats(
+        n=state.n,
+        ao=state.ao,
+        m=state.m,
+        diagonal=state.diagonal,
+        counts=state.counts,
+        rater_counts=state.rater_counts[:, index],
+        pair_weight=_pairs(state.pair_weight, index),
+        agree=_pairs(state.agree, index),
+        sa_sum=state.sa_sum[:, index],
+        sa_items=state.sa_items[:, index],
+        looks=state.looks[:, index],
+        inverse_m=state.inverse_m[:, index],
+        effect_m=state.effect_m[:, index],
+        ao_effect=state.ao_effect,
+        shares=state.shares,
+        single=state.single,
+        agreeing=state.agreeing,
+        spread=state.spread,
+        looks_by_category=state.looks_by_category,
+    )
+
+
+def _pairs(upper: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """An upper-triangle pair table (G, R, R, ...) renumbered: symmetrise, take, keep p < q."""
+    full = upper + np.swapaxes(upper, 1, 2)
+    taken = full[:, index][:, :, index]
+    r = index.shape[0]
+    mask = np.triu(np.ones((r, r), dtype=bool), 1)
+    shape = (1, r, r) + (1,) * (upper.ndim - 3)
+    result: np.ndarray = taken * mask.reshape(shape)
+    return result

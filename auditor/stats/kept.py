@@ -1,0 +1,332 @@
+"""Kept statistics: mergeable sums over items that the point estimates are functions of.
+
+Every measure covered here is a function of sums over pairable items (docs/architecture.md,
+"Kept statistics"). The sums are kept per group of items (a fixed number G of groups, the
+group of an item chosen by a hash of its id), so
+
+* the project's state is the sum over groups, and adding or removing one item's contribution
+  touches one group;
+* an item's contribution depends on that item's labels only (the collapse policy and the
+  group are per item), so an update reads the labels of the items that changed, subtracts
+  their old contribution and adds the new one;
+* a delete-a-group jackknife (the estimate without each group) needs no label read.
+
+Sums kept per group g (R raters in the kept numbering, K categories):
+
+    n (G,)            pairable items
+    ao (G,)           sum_u Ao_u                               (observed agreement, Fleiss)
+    m (G,)            sum_u m_u                                (Fleiss)
+    diagonal (G,)     sum_u sum_c c_uc (c_uc - 1) / (m_u - 1)  (alpha's coincidence diagonal)
+    counts (G, K)     sum_u c_uc                               (Fleiss, alpha, prevalence P)
+    rater_counts (G, R, K)  a_pc, pairable items rater p gave c (kappa_S's biases v_pc)
+    pair_weight (G, R, R)   W_pq = sum_{u: p<q in R_u} 1 / (m_u (m_u - 1)), upper triangle
+    agree (G, R, R, K)      N_pqc = sum_{u: p<q in R_u, both gave c} 1 / C(m_u, 2)
+    sa_sum, sa_items, looks (G, R)  repeat tallies: sum of SA_pu, repeated items, looks
+    inverse_m, effect_m (G, R)  sum over p's pairable items of 1/m_u and (1 - 1/m_u)/m_u
+    ao_effect (G,)    sum_u (1 - 1/m_u) Ao_u      (the R&R split: its terms are linear in SA_p)
+    shares (G, K)     sum_u c_uc / m_u                          (Gwet's pi_c)
+    single (G, K)     category counts of items with one group label (Gwet's pi_c counts them)
+    agreeing (G, K)   sum_u c_uc (c_uc - 1);  spread (G, K)  sum_u c_uc (m_u - 1)
+                      (specific agreement per category)
+    looks_by_category (G, K)  category counts of every human look (the prevalence P without a
+                      pairable item, as ``measures._prevalence`` takes it)
+
+The same ``contributions`` builds them from label arrays for the one-shot ``auditor stats``
+and for the service's updates, so the two cannot drift. The measures read from the sums are in
+``kept_estimates``; the grouped jackknife's interval in ``group_jackknife``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from auditor.domain import CollapsePolicy, LabelArrays
+from auditor.stats.kappa import observed_per_item
+from auditor.stats.selfagreement import pairs_agreeing
+from auditor.stats.tables import collapse, group_table, within_item_pairs
+
+# Groups for the delete-a-group jackknife; fixed per project (changing it is a rebuild).
+DEFAULT_GROUPS = 20
+
+# The measures whose point estimate (and grouped jackknife) comes from the kept sums.
+KEPT_MEASURES = (
+    "observed_agreement",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "kappa_s",
+    "mean_self_agreement",
+    "expected_agreement",
+    "repeatability",
+    "rater_effect",
+    "ac1",
+    "bp",
+    "prevalence_index",
+)
+# Per category: estimates keyed "name:c" (``coefficients.category_key``).
+KEPT_CATEGORY_MEASURES = ("category_share", "specific_agreement")
+
+_ADDITIVE = (
+    "n",
+    "ao",
+    "m",
+    "diagonal",
+    "counts",
+    "rater_counts",
+    "pair_weight",
+    "agree",
+    "sa_sum",
+    "sa_items",
+    "looks",
+    "inverse_m",
+    "effect_m",
+    "ao_effect",
+    "shares",
+    "single",
+    "agreeing",
+    "spread",
+    "looks_by_category",
+)
+
+
+def item_groups(item_ids: np.ndarray, groups: int) -> np.ndarray:
+    """The group of each item id: a multiplicative hash (Knuth) mod ``groups``, so
+    consecutive ids spread over every group; shape as ``item_ids``."""
+    hashed = (np.asarray(item_ids, dtype=np.uint64) * np.uint64(2654435761)) % np.uint64(1 << 32)
+    result: np.ndarray = (hashed % np.uint64(groups)).astype(np.int64)
+    return result
+
+
+@dataclass(frozen=True)
+class KeptStats:
+    """The kept sums per group (see the module docstring for each array's meaning)."""
+
+    n: np.ndarray
+    ao: np.ndarray
+    m: np.ndarray
+    diagonal: np.ndarray
+    counts: np.ndarray
+    rater_counts: np.ndarray
+    pair_weight: np.ndarray
+    agree: np.ndarray
+    sa_sum: np.ndarray
+    sa_items: np.ndarray
+    looks: np.ndarray
+    inverse_m: np.ndarray
+    effect_m: np.ndarray
+    ao_effect: np.ndarray
+    shares: np.ndarray
+    single: np.ndarray
+    agreeing: np.ndarray
+    spread: np.ndarray
+    looks_by_category: np.ndarray
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.n.shape[0])
+
+    @property
+    def n_raters(self) -> int:
+        return int(self.rater_counts.shape[1])
+
+    @property
+    def n_categories(self) -> int:
+        return int(self.counts.shape[1])
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name) for name in _ADDITIVE}
+
+    def plus(self, other: KeptStats, sign: float = 1.0) -> KeptStats:
+        """self + sign * other (same groups, raters and categories)."""
+        if (other.n_groups, other.n_raters, other.n_categories) != (
+            self.n_groups,
+            self.n_raters,
+            self.n_categories,
+        ):
+            raise ValueError("kept statistics of different shapes cannot be merged")
+        return KeptStats(**{k: v + sign * getattr(other, k) for k, v in self.arrays().items()})
+
+    def minus(self, other: KeptStats) -> KeptStats:
+        return self.plus(other, -1.0)
+
+    def total(self) -> KeptStats:
+        """The project's sums: one group holding the sum over groups."""
+        return KeptStats(**{k: v.sum(axis=0, keepdims=True) for k, v in self.arrays().items()})
+
+    def without_each_group(self) -> KeptStats:
+        """G states, the g-th the total without group g (the jackknife's deletions)."""
+        return KeptStats(**{k: v.sum(axis=0, keepdims=True) - v for k, v in self.arrays().items()})
+
+    def widened(self, n_raters: int) -> KeptStats:
+        """The same sums with raters appended (zero rows) up to ``n_raters``."""
+        extra = n_raters - self.n_raters
+        if extra < 0:
+            raise ValueError("kept statistics cannot lose raters")
+        if extra == 0:
+            return self
+
+        def pad(v: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+            widths = [(0, 0)] * v.ndim
+            for axis in axes:
+                widths[axis] = (0, extra)
+            return np.pad(v, widths)
+
+        return dataclasses.replace(
+            self,
+            rater_counts=pad(self.rater_counts, (1,)),
+            pair_weight=pad(self.pair_weight, (1, 2)),
+            agree=pad(self.agree, (1, 2)),
+            sa_sum=pad(self.sa_sum, (1,)),
+            sa_items=pad(self.sa_items, (1,)),
+            looks=pad(self.looks, (1,)),
+            inverse_m=pad(self.inverse_m, (1,)),
+            effect_m=pad(self.effect_m, (1,)),
+        )
+
+    def group(self, g: int) -> KeptStats:
+        return KeptStats(**{k: v[g : g + 1] for k, v in self.arrays().items()})
+
+    @staticmethod
+    def stack(parts: list[KeptStats]) -> KeptStats:
+        return KeptStats(**{k: np.concatenate([getattr(p, k) for p in parts]) for k in _ADDITIVE})
+
+
+def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
+    g, r, k = groups, n_raters, n_categories
+    return KeptStats(
+        n=np.zeros(g),
+        ao=np.zeros(g),
+        m=np.zeros(g),
+        diagonal=np.zeros(g),
+        counts=np.zeros((g, k)),
+        rater_counts=np.zeros((g, r, k)),
+        pair_weight=np.zeros((g, r, r)),
+        agree=np.zeros((g, r, r, k)),
+        sa_sum=np.zeros((g, r)),
+        sa_items=np.zeros((g, r)),
+        looks=np.zeros((g, r)),
+        inverse_m=np.zeros((g, r)),
+        effect_m=np.zeros((g, r)),
+        ao_effect=np.zeros(g),
+        shares=np.zeros((g, k)),
+        single=np.zeros((g, k)),
+        agreeing=np.zeros((g, k)),
+        spread=np.zeros((g, k)),
+        looks_by_category=np.zeros((g, k)),
+    )
+
+
+def contributions(
+    labels: LabelArrays,
+    policy: CollapsePolicy,
+    group_of_item: np.ndarray,
+    groups: int,
+    rater_slot: np.ndarray | None = None,
+    n_slots: int | None = None,
+) -> KeptStats:
+    """The kept sums of ``labels`` (every label of each item they hold), per group.
+
+    group_of_item : (n_items,), the group of each item index of ``labels``.
+    rater_slot : (n_raters,), the kept numbering of each rater index (default: the same);
+    n_slots : raters in the kept numbering (default: ``labels.n_raters``).
+    """
+    slot = np.arange(labels.n_raters) if rater_slot is None else np.asarray(rater_slot)
+    r = labels.n_raters if n_slots is None else int(n_slots)
+    k = labels.n_categories
+    out = empty(groups, r, k)
+    if labels.n_labels == 0:
+        return out
+    cells = collapse(labels, policy)
+    table = group_table(cells, labels.rater_is_model)
+    g_item = group_of_item[table.items]
+    m = table.m.astype(float)
+    n = np.bincount(g_item, minlength=groups).astype(float)
+    observed = observed_per_item(table.counts, table.m)
+    ao = np.bincount(g_item, weights=observed, minlength=groups)
+    inverse = 1.0 / m
+    ao_effect = np.bincount(g_item, weights=(1.0 - inverse) * observed, minlength=groups)
+    agreeing = (table.counts * (table.counts - 1)).sum(axis=1)
+    diagonal = np.bincount(g_item, weights=agreeing / (m - 1.0), minlength=groups)
+    m_sum = np.bincount(g_item, weights=m, minlength=groups)
+    g_label = g_item[table.label_item]
+    counts = np.bincount(g_label * k + table.label_category, minlength=groups * k)
+    s_label = slot[table.label_rater]
+    rater_counts = np.bincount(
+        (g_label * r + s_label) * k + table.label_category, minlength=groups * r * k
+    )
+    shares = np.bincount(
+        g_label * k + table.label_category, weights=inverse[table.label_item], minlength=groups * k
+    )
+    per_item = table.counts.astype(float)
+    agreeing_c = np.zeros((groups, k))
+    spread_c = np.zeros((groups, k))
+    for c in range(k):  # bounded by the number of categories
+        column = per_item[:, c]
+        agreeing_c[:, c] = np.bincount(g_item, weights=column * (column - 1.0), minlength=groups)
+        spread_c[:, c] = np.bincount(g_item, weights=column * (m - 1.0), minlength=groups)
+    human_look = ~labels.rater_is_model[labels.rater]
+    looks_by_category = np.bincount(
+        group_of_item[labels.item[human_look]] * k + labels.category[human_look],
+        minlength=groups * k,
+    )
+    del human_look
+    human = ~labels.rater_is_model[cells.rater]
+    human_item, human_category = cells.item[human], cells.category[human]
+    lone = np.bincount(human_item, minlength=cells.n_items)[human_item] == 1
+    single = np.bincount(
+        group_of_item[human_item[lone]] * k + human_category[lone], minlength=groups * k
+    )
+    del human, human_item, human_category, lone
+    rater_code = g_label * r + s_label
+    inverse_m = np.bincount(rater_code, weights=inverse[table.label_item], minlength=groups * r)
+    effect_m = np.bincount(
+        rater_code, weights=((1.0 - inverse) * inverse)[table.label_item], minlength=groups * r
+    )
+    pair_weight = np.zeros(groups * r * r)
+    agree = np.zeros(groups * r * r * k)
+    weight = 1.0 / (m * (m - 1.0))
+    # chunks of 2**20 label pairs: a dozen arrays of 8 MB at the peak
+    for i, j in within_item_pairs(table.label_item, table.starts, table.m, max_pairs=1 << 20):
+        si, sj = s_label[i], s_label[j]
+        low, high = np.minimum(si, sj), np.maximum(si, sj)
+        code = g_label[i] * (r * r) + low * r + high
+        w = weight[table.label_item[i]]
+        pair_weight += np.bincount(code, weights=w, minlength=pair_weight.shape[0])
+        same = table.label_category[i] == table.label_category[j]
+        agree += np.bincount(
+            code[same] * k + table.label_category[i][same],
+            weights=2.0 * w[same],
+            minlength=agree.shape[0],
+        )
+    # repeat tallies of human raters, on every item (pairable or not)
+    repeat_rater = cells.rater[cells.repeat_cell]
+    human = ~labels.rater_is_model[repeat_rater]
+    repeat_rater = repeat_rater[human]
+    repeat_counts = cells.repeat_counts[human]
+    code = group_of_item[cells.item[cells.repeat_cell][human]] * r + slot[repeat_rater]
+    sa_sum = np.bincount(code, weights=pairs_agreeing(repeat_counts), minlength=groups * r)
+    sa_items = np.bincount(code, minlength=groups * r)
+    looks = np.bincount(code, weights=repeat_counts.sum(axis=1), minlength=groups * r)
+    return KeptStats(
+        n=n,
+        ao=ao.astype(float),
+        m=m_sum.astype(float),
+        diagonal=diagonal.astype(float),
+        counts=counts.reshape(groups, k).astype(float),
+        rater_counts=rater_counts.reshape(groups, r, k).astype(float),
+        pair_weight=pair_weight.reshape(groups, r, r),
+        agree=agree.reshape(groups, r, r, k),
+        sa_sum=sa_sum.reshape(groups, r).astype(float),
+        sa_items=sa_items.reshape(groups, r).astype(float),
+        looks=looks.reshape(groups, r).astype(float),
+        inverse_m=inverse_m.reshape(groups, r).astype(float),
+        effect_m=effect_m.reshape(groups, r).astype(float),
+        ao_effect=ao_effect.astype(float),
+        shares=shares.reshape(groups, k).astype(float),
+        single=single.reshape(groups, k).astype(float),
+        agreeing=agreeing_c,
+        spread=spread_c,
+        looks_by_category=looks_by_category.reshape(groups, k).astype(float),
+    )

@@ -1,0 +1,166 @@
+"""Reads and writes of the kept statistics (issue 22), and the indexed label reads their
+updates need: the labels after a watermark, and every label of a few items. The caller owns
+the transaction (``uow.kept``)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from sqlalchemy import BigInteger, ColumnElement, delete, func, select, type_coerce
+from sqlalchemy.orm import Session
+
+from auditor.storage.kept_models import KeptGroup, KeptState
+from auditor.storage.models import Category, Label, Rater
+
+LABEL_COLUMNS = ("id", "item_id", "rater_id", "category_id", "labeled_at")
+
+# Item ids per IN list: well under SQLite's 32,766 bound parameters.
+ITEMS_PER_QUERY = 5000
+
+
+@dataclass(frozen=True)
+class KeptRecord:
+    """A project's kept state as stored: groups' payloads by group index."""
+
+    watermark: int
+    label_count: int
+    groups: int
+    signature: str
+    updated_at: datetime
+    payloads: dict[int, bytes]
+
+
+def to_payload(arrays: dict[str, np.ndarray]) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def from_payload(payload: bytes) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(payload), allow_pickle=False) as stored:
+        return {name: stored[name] for name in stored.files}
+
+
+def _columns(rows: Sequence[tuple[int, ...]]) -> dict[str, np.ndarray]:
+    matrix = np.array(rows, dtype=np.int64).reshape(len(rows), len(LABEL_COLUMNS))
+    return {name: matrix[:, i] for i, name in enumerate(LABEL_COLUMNS)}
+
+
+def _label_columns() -> list[ColumnElement[int]]:
+    """The label columns as raw integers (labeled_at as stored: microseconds, not a
+    ``datetime`` per row)."""
+    return [type_coerce(getattr(Label, name), BigInteger()) for name in LABEL_COLUMNS]
+
+
+class KeptRepository:
+    def __init__(self, db: Session) -> None:
+        self.db = db
+
+    def load(self, project_id: int) -> KeptRecord | None:
+        state = self.db.get(KeptState, project_id)
+        if state is None:
+            return None
+        rows = self.db.execute(
+            select(KeptGroup.group_index, KeptGroup.payload).where(
+                KeptGroup.project_id == project_id
+            )
+        ).all()
+        return KeptRecord(
+            int(state.watermark),
+            int(state.label_count),
+            int(state.groups),
+            state.signature,
+            state.updated_at,
+            {int(g): bytes(p) for g, p in rows},
+        )
+
+    def save(
+        self,
+        project_id: int,
+        *,
+        watermark: int,
+        label_count: int,
+        groups: int,
+        signature: str,
+        at: datetime,
+        payloads: dict[int, bytes],
+        replace_all: bool = False,
+    ) -> None:
+        """Write the state row and the given groups' payloads (all groups with
+        ``replace_all``, which drops every group not given)."""
+        state = self.db.get(KeptState, project_id)
+        if state is None:
+            state = KeptState(project_id=project_id)
+            self.db.add(state)
+        state.watermark = watermark
+        state.label_count = label_count
+        state.groups = groups
+        state.signature = signature
+        state.updated_at = at
+        doomed = delete(KeptGroup).where(KeptGroup.project_id == project_id)
+        if not replace_all:
+            doomed = doomed.where(KeptGroup.group_index.in_(list(payloads)))
+        self.db.execute(doomed)
+        self.db.add_all(
+            KeptGroup(project_id=project_id, group_index=g, payload=p) for g, p in payloads.items()
+        )
+        self.db.flush()
+
+    def count_after(self, project_id: int, watermark: int) -> int:
+        """How many labels have id > ``watermark`` (index ``ix_labels_project_id_id``)."""
+        return int(
+            self.db.scalar(
+                select(func.count()).where(Label.project_id == project_id, Label.id > watermark)
+            )
+            or 0
+        )
+
+    def labels_after(self, project_id: int, watermark: int) -> dict[str, np.ndarray]:
+        """The labels with id > ``watermark`` (index ``ix_labels_project_id_id``)."""
+        columns = _label_columns()
+        rows = self.db.execute(
+            select(*columns).where(Label.project_id == project_id, Label.id > watermark)
+        ).all()
+        return _columns([tuple(r) for r in rows])
+
+    def labels_of_items(
+        self, project_id: int, item_ids: np.ndarray, upto: int
+    ) -> dict[str, np.ndarray]:
+        """Every label with id <= ``upto`` of the given items (index ``ix_labels_identity``)."""
+        columns = _label_columns()
+        rows: list[tuple[int, ...]] = []
+        ids = [int(i) for i in item_ids]
+        for low in range(0, len(ids), ITEMS_PER_QUERY):  # bounded IN lists
+            rows.extend(
+                tuple(r)
+                for r in self.db.execute(
+                    select(*columns).where(
+                        Label.project_id == project_id,
+                        Label.item_id.in_(ids[low : low + ITEMS_PER_QUERY]),
+                        Label.id <= upto,
+                    )
+                ).all()
+            )
+        return _columns(rows)
+
+    def raters(self, project_id: int) -> dict[int, str]:
+        """{rater id: kind} of the project."""
+        rows = self.db.execute(
+            select(Rater.id, Rater.kind).where(Rater.project_id == project_id)
+        ).all()
+        return {int(i): str(k) for i, k in rows}
+
+    def category_ids(self, project_id: int) -> list[int]:
+        """The project's category ids in position order."""
+        return [
+            int(i)
+            for i in self.db.scalars(
+                select(Category.id)
+                .where(Category.project_id == project_id)
+                .order_by(Category.position)
+            )
+        ]
