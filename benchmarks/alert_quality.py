@@ -45,8 +45,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from auditor.alerting import (
     AlertState,
-    AlertStatus,
-    Condition,
     ConditionKind,
     EventKind,
     Observation,
@@ -57,7 +55,7 @@ from auditor.alerting import (
     judge,
     step,
 )
-from auditor.alerting.change import ChangeSettings, RaterDetector, evidence, restart, update
+from auditor.alerting.change import ChangeSettings, RaterDetector, feed, restart
 from auditor.alerting.defaults import EVIDENCE_POINT
 from auditor.domain import LabelArrays, ProjectSettings
 from auditor.services.demo.simulation import (
@@ -107,6 +105,10 @@ def _short(rule_id: str) -> str:
     return rule_id.rsplit(":", 1)[-1]
 
 
+VERBOSE = False
+LIMIT: float | None = None  # --limit: try another decision limit h for rater_change
+
+
 def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) -> Outcome:
     rng = np.random.default_rng(seed)
     outcome = Outcome(days=days)
@@ -122,7 +124,7 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
     change_rule = next((r for r in rules if r.condition.kind is ConditionKind.RATER_CHANGE), None)
     settings = None
     if change_rule is not None and change_rule.condition.threshold is not None:
-        settings = ChangeSettings(limit=change_rule.condition.threshold)
+        settings = ChangeSettings(limit=LIMIT or change_rule.condition.threshold)
     detectors = {h: RaterDetector() for h in HUMANS}
     states: dict[tuple[str, str], AlertState] = {}
 
@@ -140,7 +142,11 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
         for event in transition.events:
             if event.kind is EventKind.FIRING:
                 outcome.episodes.append((_short(rule.id), subject.key, now))
-            if event.kind is EventKind.RESOLVED and rule is change_rule:
+            if (
+                event.kind is EventKind.RESOLVED
+                and change_rule is not None
+                and rule.id == change_rule.id
+            ):
                 restart(detectors[subject.ref])
 
     def project_points(now_hours: float) -> dict[str, tuple]:
@@ -210,8 +216,7 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
                 fed += 1
             if settings is not None and batch:
                 rows = [(str(i), HUMANS[h], str(c)) for i, h, c, _ in batch]
-                for rater, stream, dis, m in evidence(rows, latest):
-                    update(detectors[rater], stream, dis, m, settings)
+                feed(detectors, rows, latest, settings)
             if slot_end not in TICK_HOURS:
                 continue
             now = START + timedelta(hours=end)
@@ -239,6 +244,8 @@ def tick(rules, day, end, now, run, detectors, settings, repeat_pairs, sa_histor
         for h, rater in enumerate(HUMANS):
             subject = Subject(SubjectKind.RATER, rater)
             if rule.condition.kind is ConditionKind.RATER_CHANGE:
+                if LIMIT is not None:
+                    rule = replace(rule, condition=replace(rule.condition, threshold=LIMIT))
                 d = detectors[rater]
                 value = d.statistic if settings is not None and d.ready(settings) else None
                 obs = Observation(value, n=d.tested, reason="baseline still being learned")
@@ -298,6 +305,10 @@ def summarise(name: str, outcomes: list[Outcome], rule_names: list[str], drop: f
         if s != "project" and not (drop is not None and s == f"rater:{TARGET}")
     )
     print(f"  all rater rules: false/rater-month {total / rater_months:.3f}")
+    if VERBOSE:
+        for seed, o in enumerate(outcomes):
+            for r, subject, t in o.episodes:
+                print(f"    seed #{seed} {r} {subject} day {(t - START).total_seconds() / 86400:.2f}")
 
 
 def main() -> None:
@@ -307,7 +318,11 @@ def main() -> None:
     parser.add_argument("--rules", choices=("after", "before"), default="after")
     parser.add_argument("--scenarios", default="stable,0.35,0.6,0.75")
     parser.add_argument("--stable-days", type=int, default=60)
+    parser.add_argument("--limit", type=float, default=None, help="rater_change h to try")
+    parser.add_argument("--verbose", action="store_true", help="list every episode")
     args = parser.parse_args()
+    global LIMIT, VERBOSE
+    LIMIT, VERBOSE = args.limit, args.verbose
     rules = after_rules("p") if args.rules == "after" else before_rules("p")
     names = [_short(r.id) for r in rules]
     started = time.perf_counter()

@@ -32,7 +32,7 @@ and after a revert (the stream it had read is no longer the project's labels).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +56,7 @@ class ChangeSettings:
 
     limit: float
     odds_ratio: float = 2.0
-    baseline: Mapping[str, int] = field(default_factory=lambda: {REPEAT: 40, GROUP: 400})
+    baseline: Mapping[str, int] = field(default_factory=lambda: {REPEAT: 60, GROUP: 1000})
     cap: float = 1.5
 
     def __post_init__(self) -> None:
@@ -155,29 +155,62 @@ def evidence(
     labels: Iterable[tuple[str, str, str]],
     latest: MutableMapping[str, dict[str, str]],
     humans: Iterable[str] | None = None,
-) -> list[Evidence]:
-    """The evidence chunks of ``labels`` ((item, rater, category), in arrival order).
+    flagged: Callable[[str], bool] | None = None,
+) -> Iterator[Evidence]:
+    """The evidence chunks of ``labels`` ((item, rater, category), in arrival order), lazily.
 
     ``latest`` maps item -> {rater: her latest category} for the labels read before; it is
     updated in place, so the next call goes on where this one stopped. Only raters in
-    ``humans`` (None: all) are compared and get evidence.
+    ``humans`` (None: all) are compared and get evidence. A rater for whom ``flagged`` says
+    True (her own detector is over its limit) is left out of the others' group evidence while
+    she is: a degrading rater must not raise her partners' statistics. Read the chunks one by
+    one and update the detectors in between, so ``flagged`` sees the current state.
     """
     people = None if humans is None else set(humans)
-    out: list[Evidence] = []
     for item, rater, category in labels:
         if people is not None and rater not in people:
             continue
         seen = latest.setdefault(item, {})
         before = seen.get(rater)
-        if before is not None:
-            out.append((rater, REPEAT, int(before != category), 1))
-        others = [(o, c) for o, c in seen.items() if o != rater]
-        if others:
-            out.append((rater, GROUP, sum(c != category for _, c in others), len(others)))
-            if before is None:  # a repeat adds no new pair for the others
-                out.extend((o, GROUP, int(c != category), 1) for o, c in others)
         seen[rater] = category
-    return out
+        if before is not None:
+            yield (rater, REPEAT, int(before != category), 1)
+        me_flagged = flagged is not None and flagged(rater)
+        others = [
+            (o, c)
+            for o, c in seen.items()
+            if o != rater and not (flagged is not None and flagged(o))
+        ]
+        if not others:
+            continue
+        yield (rater, GROUP, sum(c != category for _, c in others), len(others))
+        if before is None and not me_flagged:  # a repeat adds no new pair for the others
+            for o, c in others:
+                yield (o, GROUP, int(c != category), 1)
+
+
+def feed(
+    detectors: MutableMapping[str, RaterDetector],
+    labels: Iterable[tuple[str, str, str]],
+    latest: MutableMapping[str, dict[str, str]],
+    settings: ChangeSettings,
+    key: Callable[[str], str] = lambda rater: rater,
+) -> int:
+    """Advance ``detectors`` (keyed by ``key(rater)``, created as needed) by the evidence of
+    ``labels``; the number of chunks read."""
+
+    def flagged(rater: str) -> bool:
+        found = detectors.get(key(rater))
+        return found is not None and found.statistic >= settings.limit
+
+    chunks = 0
+    for rater, stream, disagreements, comparisons in evidence(labels, latest, None, flagged):
+        detector = detectors.get(key(rater))
+        if detector is None:
+            detector = detectors[key(rater)] = RaterDetector()
+        update(detector, stream, disagreements, comparisons, settings)
+        chunks += 1
+    return chunks
 
 
 def calibrate_limit(
@@ -200,7 +233,7 @@ def calibrate_limit(
     horizon = int(2 * arl0)
     base = rng.binomial(baseline, p0, size=runs)
     p0_hat = (base + 0.5) / (baseline + 1.0)
-    p1_hat = alternative(p0_hat, odds_ratio)
+    p1_hat = p0_hat * odds_ratio / (1.0 - p0_hat + p0_hat * odds_ratio)
     up = np.log(p1_hat / p0_hat)
     down = np.log((1 - p1_hat) / (1 - p0_hat))
     limits = np.asarray(sorted(grid))
