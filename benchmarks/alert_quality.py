@@ -129,9 +129,9 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
     states: dict[tuple[str, str], AlertState] = {}
 
     def reliability(rater: int, day: int) -> float:
-        if drop is not None and HUMANS[rater] == TARGET:
-            if DROP_START_DAY <= day < DROP_START_DAY + DROP_DAYS:
-                return drop
+        degraded = DROP_START_DAY <= day < DROP_START_DAY + DROP_DAYS
+        if drop is not None and HUMANS[rater] == TARGET and degraded:
+            return drop
         return HUMAN_RELIABILITY[rater]
 
     def run(rule: Rule, subject: Subject, obs: Observation, now: datetime) -> None:
@@ -152,7 +152,7 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
     def project_points(now_hours: float) -> dict[str, tuple]:
         arr = np.asarray(labels, dtype=float)
         item = arr[:, 0].astype(np.int64)
-        uniq, dense = np.unique(item, return_inverse=True)
+        _, dense = np.unique(item, return_inverse=True)
         la = LabelArrays(
             item=dense.astype(np.int64),
             rater=arr[:, 1].astype(np.int64),
@@ -186,7 +186,7 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
                 for i in mine_by_day[(h, d)]
                 if i not in repeated[h]
             ]
-            want = min(len(pool), int(round(REPEAT_SHARE * len(mine))))
+            want = min(len(pool), round(REPEAT_SHARE * len(mine)))
             again = [pool[int(j)] for j in rng.choice(len(pool), size=want, replace=False)]
             repeated[h].update(again)
             for i in mine + again:
@@ -221,19 +221,15 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
                 continue
             now = START + timedelta(hours=end)
             tick(rules, day, end, now, run, detectors, settings, repeat_pairs, sa_history)
-            if any(r.subject.kind is SubjectKind.PROJECT for r in rules) and (
-                day < 7 or slot_end == 18
-            ):
-                if labels:
-                    values = project_points(end)
-                    for rule in rules:
-                        if rule.subject.kind is not SubjectKind.PROJECT:
-                            continue
-                        v, lo, hi, n = values.get(rule.metric, (None, None, None, 0))
-                        gate = EVIDENCE_POINT.get(rule.metric)
-                        if gate is not None and rule.condition.margin is not None:
-                            n = values.get(gate, (None, None, None, 0))[3]
-                        run(rule, Subject(SubjectKind.PROJECT), Observation(v, lo, hi, n=n), now)
+            project_rules = [r for r in rules if r.subject.kind is SubjectKind.PROJECT]
+            if project_rules and labels and (day < 7 or slot_end == 18):
+                values = project_points(end)
+                for rule in project_rules:
+                    v, lo, hi, n = values.get(rule.metric, (None, None, None, 0))
+                    gate = EVIDENCE_POINT.get(rule.metric)
+                    if gate is not None and rule.condition.margin is not None:
+                        n = values.get(gate, (None, None, None, 0))[3]
+                    run(rule, Subject(SubjectKind.PROJECT), Observation(v, lo, hi, n=n), now)
     return outcome
 
 
@@ -308,7 +304,8 @@ def summarise(name: str, outcomes: list[Outcome], rule_names: list[str], drop: f
     if VERBOSE:
         for seed, o in enumerate(outcomes):
             for r, subject, t in o.episodes:
-                print(f"    seed #{seed} {r} {subject} day {(t - START).total_seconds() / 86400:.2f}")
+                day = (t - START).total_seconds() / 86400
+                print(f"    seed #{seed} {r} {subject} day {day:.2f}")
 
 
 def main() -> None:

@@ -142,8 +142,8 @@ def default_rules(
                 lookback=timedelta(days=7),
                 z=DROP_Z,
             ),
-            # Both weeks need 20 repeated items, and the drop must be both > 0.15 and > 3
-            # standard errors of the difference (3.5, the two weeks' counts): a fixed 0.15 is 3.6
+            # Both weeks need 20 repeated items, and the drop must be both > 0.15 and > 3.5
+            # standard errors of the difference (the two weeks' counts): a fixed 0.15 is 3.6
             # SD for a rater at SA 0.93 and 1.9 SD for one at 0.67 (issue 21). No hold: the
             # test already carries the noise, and a hold only waits for correlated windows.
             min_n=20,
