@@ -155,3 +155,50 @@ def default_rules(
         repeat_coverage_rule(project, channels),
         *((label_studio_rule(project, channels),) if label_studio else ()),
     )
+
+
+def _span(delta: timedelta | None) -> str:
+    if delta is None:
+        return "-"
+    seconds = int(delta.total_seconds())
+    if seconds % 86400 == 0:
+        return f"{seconds // 86400}d"
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600}h"
+    return f"{seconds}s"
+
+
+def describe_rule(rule: Rule) -> str:
+    """One line saying what a rule watches and when it fires (the CLI's help lists them)."""
+    c = rule.condition
+    subject = rule.subject.kind.value + (f":{rule.subject.ref}" if rule.subject.ref else "")
+    if c.kind is ConditionKind.DROP:
+        what = f"drops by more than {c.drop:g} against {_span(c.lookback)} earlier"
+        if c.z is not None:
+            what += f" and by more than {c.z:g} standard errors"
+    elif c.kind is ConditionKind.RATER_CHANGE:
+        what = (
+            "changes: Bernoulli CUSUM on her repeat agreements and agreement with the others "
+            f"against her own baseline, limit h = {c.threshold:g}"
+        )
+    else:
+        what = f"{c.kind.value} {c.threshold:g}"
+        if c.margin is not None:
+            what += f" (judged once the interval is at most {c.margin:g} wide)"
+    hold = f", for {_span(rule.for_)}" if rule.for_ else ""
+    return (
+        f"{rule.id.rsplit(':', 1)[-1]}: {rule.metric} of {subject} ({rule.scope}) {what}; "
+        f"min_n {rule.min_n}{hold}; {rule.severity.value}"
+    )
+
+
+def defaults_help() -> str:
+    """The help of ``auditor alerts defaults``: every default rule, one paragraph each."""
+    rules = default_rules("PROJECT", label_studio=True)
+    lines = "\n\n".join(f"* {describe_rule(r)}" for r in rules)
+    return (
+        "Install the ready-made rules (new projects get them with a 'log' channel unless "
+        "created with --no-default-rules); with --channel, existing default rules also get "
+        "those channels. The rules (label_studio_rejected only for a project that takes Label "
+        f"Studio's webhook):\n\n{lines}\n\nMethod and false-alarm rates: docs/alerts.md."
+    )

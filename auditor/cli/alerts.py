@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import typer
 
+from auditor.alerting.defaults import defaults_help
 from auditor.cli._alert_channels import (
     channel_add,
     channel_list,
@@ -126,7 +127,7 @@ def defaults(
     project: str = PROJECT,
     channels: list[str] = typer.Option([], "--channel", help="Channel name; repeat."),
 ) -> None:
-    """Install the ready-made rules (kappa_S and rho lower bound < 0.667; SA drop > 0.15)."""
+    # the help is defaults_help(), given where the command is registered
     added = install_default_rules(unit_of_work(), project, channels)
     typer.echo("\n".join(f"added rule {r.id}" for r in added) or "defaults already present")
 
@@ -264,7 +265,8 @@ def register(app: typer.Typer) -> None:
         ("deliver", deliver),
     )
     for name, command in commands:
-        alerts.command(name)(command)
+        help_text = defaults_help() if command is defaults else None
+        alerts.command(name, help=help_text)(command)
     channel = typer.Typer(
         help=f"Where notices go; kinds: {', '.join(KINDS)}.", no_args_is_help=True
     )

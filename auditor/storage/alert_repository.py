@@ -268,6 +268,13 @@ class AlertRepository:
                 [{"rule_id": rule.id, "channel_id": cid} for cid in channel_ids],
             )
 
+    def add_rule_channels(self, rule_id: str, channel_ids: Sequence[int]) -> None:
+        if channel_ids:
+            self.db.execute(
+                _rule_channels.insert(),
+                [{"rule_id": rule_id, "channel_id": cid} for cid in channel_ids],
+            )
+
     def _with_channels(self, result: Iterable[Any]) -> list[RuleRecord]:
         rules = records(RuleRecord, result)
         if not rules:
