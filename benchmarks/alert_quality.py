@@ -106,7 +106,6 @@ def _short(rule_id: str) -> str:
 
 
 VERBOSE = False
-LIMIT: float | None = None  # --limit: try another decision limit h for rater_change
 
 
 def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) -> Outcome:
@@ -120,12 +119,13 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
     first_look: dict[tuple[int, int], tuple[int, float]] = {}
     repeat_pairs: dict[int, list[tuple[float, float, int]]] = defaultdict(list)  # t1, t2, agree
     sa_history: dict[int, list[tuple[float, float | None, int]]] = defaultdict(list)
-    latest: dict[str, dict[str, str]] = {}
-    change_rule = next((r for r in rules if r.condition.kind is ConditionKind.RATER_CHANGE), None)
-    settings = None
-    if change_rule is not None and change_rule.condition.threshold is not None:
-        settings = ChangeSettings(limit=LIMIT or change_rule.condition.threshold)
-    detectors = {h: RaterDetector() for h in HUMANS}
+    # each rater_change rule (one per --limits value) has its own detectors and stream
+    changes: dict[str, tuple[ChangeSettings, dict[str, RaterDetector], dict]] = {
+        r.id: (ChangeSettings(limit=float(r.condition.threshold or 0)), {}, {})
+        for r in rules
+        if r.condition.kind is ConditionKind.RATER_CHANGE
+    }
+    detectors_of: dict[str, dict[str, RaterDetector]] = {i: c[1] for i, c in changes.items()}
     states: dict[tuple[str, str], AlertState] = {}
 
     def reliability(rater: int, day: int) -> float:
@@ -142,12 +142,8 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
         for event in transition.events:
             if event.kind is EventKind.FIRING:
                 outcome.episodes.append((_short(rule.id), subject.key, now))
-            if (
-                event.kind is EventKind.RESOLVED
-                and change_rule is not None
-                and rule.id == change_rule.id
-            ):
-                restart(detectors[subject.ref])
+            if event.kind is EventKind.RESOLVED and rule.id in changes:
+                restart(detectors_of[rule.id][subject.ref])
 
     def project_points(now_hours: float) -> dict[str, tuple]:
         arr = np.asarray(labels, dtype=float)
@@ -214,13 +210,14 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
             while fed < len(day_labels) and day_labels[fed][3] < end:
                 batch.append(day_labels[fed])
                 fed += 1
-            if settings is not None and batch:
+            if batch:
                 rows = [(str(i), HUMANS[h], str(c)) for i, h, c, _ in batch]
-                feed(detectors, rows, latest, settings)
+                for settings, detectors, latest in changes.values():
+                    feed(detectors, rows, latest, settings)
             if slot_end not in TICK_HOURS:
                 continue
             now = START + timedelta(hours=end)
-            tick(rules, day, end, now, run, detectors, settings, repeat_pairs, sa_history)
+            tick(rules, end, now, run, changes, repeat_pairs, sa_history)
             project_rules = [r for r in rules if r.subject.kind is SubjectKind.PROJECT]
             if project_rules and labels and (day < 7 or slot_end == 18):
                 values = project_points(end)
@@ -233,17 +230,16 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
     return outcome
 
 
-def tick(rules, day, end, now, run, detectors, settings, repeat_pairs, sa_history) -> None:
+def tick(rules, end, now, run, changes, repeat_pairs, sa_history) -> None:
     for rule in rules:
         if rule.subject.kind is SubjectKind.PROJECT:
             continue
         for h, rater in enumerate(HUMANS):
             subject = Subject(SubjectKind.RATER, rater)
             if rule.condition.kind is ConditionKind.RATER_CHANGE:
-                if LIMIT is not None:
-                    rule = replace(rule, condition=replace(rule.condition, threshold=LIMIT))
-                d = detectors[rater]
-                value = d.statistic if settings is not None and d.ready(settings) else None
+                settings, detectors, _ = changes[rule.id]
+                d = detectors.get(rater)
+                value = d.statistic if d is not None and d.ready(settings) else None
                 obs = Observation(value, n=d.tested, reason="baseline still being learned")
                 run(rule, subject, obs, now)
             elif rule.condition.kind is ConditionKind.DROP:
@@ -315,12 +311,18 @@ def main() -> None:
     parser.add_argument("--rules", choices=("after", "before"), default="after")
     parser.add_argument("--scenarios", default="stable,0.35,0.6,0.75")
     parser.add_argument("--stable-days", type=int, default=60)
-    parser.add_argument("--limit", type=float, default=None, help="rater_change h to try")
+    parser.add_argument(
+        "--limits", default="", help="rater_change limits h to try beside the default, e.g. 10,14"
+    )
     parser.add_argument("--verbose", action="store_true", help="list every episode")
     args = parser.parse_args()
-    global LIMIT, VERBOSE
-    LIMIT, VERBOSE = args.limit, args.verbose
+    global VERBOSE
+    VERBOSE = args.verbose
     rules = after_rules("p") if args.rules == "after" else before_rules("p")
+    for text in filter(None, args.limits.split(",")):
+        change = next(r for r in after_rules("p") if r.condition.kind is ConditionKind.RATER_CHANGE)
+        condition = replace(change.condition, threshold=float(text))
+        rules += (replace(change, id=f"{change.id}_h{text}", condition=condition),)
     names = [_short(r.id) for r in rules]
     started = time.perf_counter()
     print(f"rules: {args.rules} ({', '.join(names)}); load average {os.getloadavg()}")

@@ -6,15 +6,18 @@ The evidence, in the order the labels arrive (:func:`evidence`):
 
 * **repeat**: she labels an item she labeled before; the new look agrees with her previous one
   or not (one comparison);
-* **group**: a label of hers meets the latest label of each other human rater on the item
-  (when she labels after them, one comparison per other rater; when another rater labels
-  after her, one comparison for her too).
+* **group**: a label of hers meets the latest labels of the other human raters who labeled
+  the item before her: one observation per label, the share ``k/m`` of the ``m`` others she
+  disagrees with (a fractional Bernoulli). Her label is read once: counting it again when
+  a partner labels later would count one answer of hers several times, and those
+  comparisons are strongly correlated (a random answer disagrees with every partner).
 
 Each stream has her own baseline disagreement rate ``p0``, learned from her first
 ``baseline`` comparisons in that stream (after the start or a restart). The alternative is
 the same stream with the odds of disagreeing multiplied by ``odds_ratio``:
-``p1 = p0 r / (1 - p0 + p0 r)``. Each chunk of ``k`` disagreements in ``m`` comparisons adds
-its log-likelihood ratio ``k log(p1/p0) + (m - k) log((1 - p1)/(1 - p0))`` to the statistic
+``p1 = p0 r / (1 - p0 + p0 r)``. Each observation with disagreement share ``d`` (0 or 1 for a
+repeat, ``k/m`` for a group observation) adds its log-likelihood ratio
+``d log(p1/p0) + (1 - d) log((1 - p1)/(1 - p0))`` to the statistic
 ``S`` (``S = max(0, S + llr)``, capped at ``cap`` times the limit so a long bad spell does not
 take weeks to wash out once she is back). The rule breaches while ``S >= h``.
 
@@ -50,13 +53,13 @@ class ChangeSettings:
     odds_ratio : the rise in the odds of disagreeing it is tuned to detect (2: from 0.15 to
         0.26 disagreement, a reliability of about 0.92 falling to about 0.8).
     limit : h, the decision limit on the statistic.
-    baseline : comparisons per stream that form her baseline before that stream counts.
+    baseline : observations per stream that form her baseline before that stream counts.
     cap : the statistic is kept at or below ``cap * limit``.
     """
 
     limit: float
     odds_ratio: float = 2.0
-    baseline: Mapping[str, int] = field(default_factory=lambda: {REPEAT: 60, GROUP: 1000})
+    baseline: Mapping[str, int] = field(default_factory=lambda: {REPEAT: 60, GROUP: 300})
     cap: float = 1.5
 
     def __post_init__(self) -> None:
@@ -76,10 +79,10 @@ class RaterDetector:
     """The incremental state of one rater's detector (JSON-able with ``as_dict``)."""
 
     statistic: float = 0.0
-    # baseline counts per stream: comparisons and disagreements learned
+    # baseline per stream: observations and their summed disagreement shares
     base_n: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STREAMS, 0))
-    base_k: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STREAMS, 0))
-    tested: int = 0  # comparisons the statistic has read since the last restart
+    base_k: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STREAMS, 0.0))
+    tested: int = 0  # observations the statistic has read since the last restart
     restarts: int = 0
 
     def learned(self, settings: ChangeSettings, stream: str) -> bool:
@@ -107,7 +110,7 @@ class RaterDetector:
         return cls(
             statistic=float(data.get("statistic", 0.0)),
             base_n={s: int(data.get("base_n", {}).get(s, 0)) for s in STREAMS},
-            base_k={s: int(data.get("base_k", {}).get(s, 0)) for s in STREAMS},
+            base_k={s: float(data.get("base_k", {}).get(s, 0.0)) for s in STREAMS},
             tested=int(data.get("tested", 0)),
             restarts=int(data.get("restarts", 0)),
         )
@@ -121,29 +124,28 @@ def alternative(p0: float, odds_ratio: float) -> float:
 def update(
     detector: RaterDetector, stream: str, disagreements: int, comparisons: int, s: ChangeSettings
 ) -> None:
-    """Read one chunk of evidence: ``disagreements`` of ``comparisons`` in ``stream``."""
+    """Read one observation: ``disagreements`` of ``comparisons`` in ``stream`` (its share)."""
     if comparisons <= 0:
         return
     if not 0 <= disagreements <= comparisons:
         raise ValueError(f"disagreements {disagreements} not in 0..{comparisons}")
+    share = disagreements / comparisons
     if not detector.learned(s, stream):
-        detector.base_n[stream] += comparisons
-        detector.base_k[stream] += disagreements
+        detector.base_n[stream] += 1
+        detector.base_k[stream] += share
         return
     p0 = detector.p0(stream)
     p1 = alternative(p0, s.odds_ratio)
-    llr = disagreements * math.log(p1 / p0) + (comparisons - disagreements) * math.log(
-        (1.0 - p1) / (1.0 - p0)
-    )
+    llr = share * math.log(p1 / p0) + (1.0 - share) * math.log((1.0 - p1) / (1.0 - p0))
     detector.statistic = min(s.cap * s.limit, max(0.0, detector.statistic + llr))
-    detector.tested += comparisons
+    detector.tested += 1
 
 
 def restart(detector: RaterDetector) -> None:
     """Start again: statistic 0, baselines to be learned anew."""
     detector.statistic = 0.0
     detector.base_n = dict.fromkeys(STREAMS, 0)
-    detector.base_k = dict.fromkeys(STREAMS, 0)
+    detector.base_k = dict.fromkeys(STREAMS, 0.0)
     detector.tested = 0
     detector.restarts += 1
 
@@ -163,8 +165,9 @@ def evidence(
     updated in place, so the next call goes on where this one stopped. Only raters in
     ``humans`` (None: all) are compared and get evidence. A rater for whom ``flagged`` says
     True (her own detector is over its limit) is left out of the others' group evidence while
-    she is: a degrading rater must not raise her partners' statistics. Read the chunks one by
-    one and update the detectors in between, so ``flagged`` sees the current state.
+    she is: a degrading rater must not raise the statistics of those who label after her.
+    Read the chunks one by one and update the detectors in between, so ``flagged`` sees the
+    current state.
     """
     people = None if humans is None else set(humans)
     for item, rater, category in labels:
@@ -175,7 +178,6 @@ def evidence(
         seen[rater] = category
         if before is not None:
             yield (rater, REPEAT, int(before != category), 1)
-        me_flagged = flagged is not None and flagged(rater)
         others = [
             (o, c)
             for o, c in seen.items()
@@ -184,9 +186,6 @@ def evidence(
         if not others:
             continue
         yield (rater, GROUP, sum(c != category for _, c in others), len(others))
-        if before is None and not me_flagged:  # a repeat adds no new pair for the others
-            for o, c in others:
-                yield (o, GROUP, int(c != category), 1)
 
 
 def feed(
