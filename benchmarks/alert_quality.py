@@ -55,7 +55,7 @@ from auditor.alerting import (
     judge,
     step,
 )
-from auditor.alerting.change import ChangeSettings, RaterDetector, feed, restart
+from auditor.alerting.change import ChangeSettings, Memory, RaterDetector, feed, restart
 from auditor.alerting.defaults import EVIDENCE_POINT
 from auditor.domain import LabelArrays, ProjectSettings
 from auditor.services.demo.simulation import (
@@ -120,7 +120,7 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
     repeat_pairs: dict[int, list[tuple[float, float, int]]] = defaultdict(list)  # t1, t2, agree
     sa_history: dict[int, list[tuple[float, float | None, int]]] = defaultdict(list)
     # each rater_change rule (one per --limits value) has its own detectors and stream
-    changes: dict[str, tuple[ChangeSettings, dict[str, RaterDetector], dict]] = {
+    changes: dict[str, tuple[ChangeSettings, dict[str, RaterDetector], Memory]] = {
         r.id: (ChangeSettings(limit=float(r.condition.threshold or 0)), {}, {})
         for r in rules
         if r.condition.kind is ConditionKind.RATER_CHANGE

@@ -8,8 +8,9 @@ The evidence, in the order the labels arrive (:func:`evidence`):
   or not (one comparison);
 * **group**: a label of hers meets the latest labels of the other human raters who labeled
   the item before her: one observation per label, the share ``k/m`` of the ``m`` others she
-  disagrees with (a fractional Bernoulli). Her label is read once: counting it again when
-  a partner labels later would count one answer of hers several times, and those
+  disagrees with (a fractional Bernoulli); a label that met nobody (she was first) is read
+  against the next label of another rater on the item. Each label is read once: counting it
+  again for every later partner would count one answer of hers several times, and those
   comparisons are strongly correlated (a random answer disagrees with every partner).
 
 Each stream has her own baseline disagreement rate ``p0``, learned from her first
@@ -153,21 +154,24 @@ def restart(detector: RaterDetector) -> None:
 Evidence = tuple[str, str, int, int]  # (rater, stream, disagreements, comparisons)
 
 
+Memory = MutableMapping[str, dict[str, tuple[str, bool]]]  # item -> rater -> (category, read)
+
+
 def evidence(
     labels: Iterable[tuple[str, str, str]],
-    latest: MutableMapping[str, dict[str, str]],
+    latest: Memory,
     humans: Iterable[str] | None = None,
     flagged: Callable[[str], bool] | None = None,
 ) -> Iterator[Evidence]:
     """The evidence chunks of ``labels`` ((item, rater, category), in arrival order), lazily.
 
-    ``latest`` maps item -> {rater: her latest category} for the labels read before; it is
-    updated in place, so the next call goes on where this one stopped. Only raters in
-    ``humans`` (None: all) are compared and get evidence. A rater for whom ``flagged`` says
-    True (her own detector is over its limit) is left out of the others' group evidence while
-    she is: a degrading rater must not raise the statistics of those who label after her.
-    Read the chunks one by one and update the detectors in between, so ``flagged`` sees the
-    current state.
+    ``latest`` maps item -> {rater: (her latest category, read)} for the labels read before;
+    it is updated in place, so the next call goes on where this one stopped (a label is
+    "read" once it gave her a group observation). Only raters in ``humans`` (None: all) are
+    compared and get evidence. A rater for whom ``flagged`` says True (her own detector is over
+    its limit) is left out of the others' group evidence while she is: a degrading rater must
+    not raise the statistics of her partners. Read the chunks one by one and update the
+    detectors in between, so ``flagged`` sees the current state.
     """
     people = None if humans is None else set(humans)
     for item, rater, category in labels:
@@ -175,23 +179,29 @@ def evidence(
             continue
         seen = latest.setdefault(item, {})
         before = seen.get(rater)
-        seen[rater] = category
         if before is not None:
-            yield (rater, REPEAT, int(before != category), 1)
+            yield (rater, REPEAT, int(before[0] != category), 1)
+        me_flagged = flagged is not None and flagged(rater)
         others = [
-            (o, c)
-            for o, c in seen.items()
+            (o, c, read)
+            for o, (c, read) in seen.items()
             if o != rater and not (flagged is not None and flagged(o))
         ]
-        if not others:
+        seen[rater] = (category, bool(others))
+        if others:
+            yield (rater, GROUP, sum(c != category for _, c, _ in others), len(others))
+        if me_flagged:
             continue
-        yield (rater, GROUP, sum(c != category for _, c in others), len(others))
+        for o, c, read in others:  # a label that met nobody yet is read against this one
+            if not read:
+                seen[o] = (c, True)
+                yield (o, GROUP, int(c != category), 1)
 
 
 def feed(
     detectors: MutableMapping[str, RaterDetector],
     labels: Iterable[tuple[str, str, str]],
-    latest: MutableMapping[str, dict[str, str]],
+    latest: Memory,
     settings: ChangeSettings,
     key: Callable[[str], str] = lambda rater: rater,
 ) -> int:

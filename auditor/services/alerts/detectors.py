@@ -15,7 +15,14 @@ from __future__ import annotations
 import json
 
 from auditor.alerting import Observation, Rule
-from auditor.alerting.change import ChangeSettings, RaterDetector, feed, restart
+from auditor.alerting.change import (
+    ChangeSettings,
+    Memory,
+    RaterDetector,
+    evidence,
+    feed,
+    restart,
+)
 from auditor.storage.unit_of_work import UnitOfWork
 
 WATERMARK = ""  # the subject key of the row that holds the rule's watermark
@@ -52,13 +59,16 @@ class RuleDetectors:
         newest, total = self.alerts.label_watermark(self.project_id)
         if newest > self.upto:
             rows = self.alerts.human_labels_of_items_since(self.project_id, self.upto, newest)
-            latest: dict[str, dict[str, str]] = {}
-            fresh = []
-            for label_id, item, rater, category in rows:
-                if label_id <= self.upto:
-                    latest.setdefault(item, {})[rater] = category
-                else:
-                    fresh.append((item, rater, category))
+            old = [
+                (item, rater, cat) for label_id, item, rater, cat in rows if label_id <= self.upto
+            ]
+            fresh = [
+                (item, rater, cat) for label_id, item, rater, cat in rows if label_id > self.upto
+            ]
+            # the touched items' memory (latest label of each rater, read or not) as it was
+            latest: Memory = {}
+            for _ in evidence(old, latest):
+                pass
             feed(self.detectors, fresh, latest, self.settings, key=lambda r: f"rater:{r}")
         self.upto, self.count = newest, total
 
