@@ -42,6 +42,8 @@ class RuleSpec:
     channels: tuple[str, ...] = ()
     repeat_interval: timedelta | None = timedelta(hours=24)
     enabled: bool = True
+    margin: float | None = None  # bound conditions: the widest interval judged
+    z: float | None = None  # drop: the standard errors the drop must also reach
 
 
 def _enum(kind: type, value: str, field: str) -> object:
@@ -62,6 +64,8 @@ def build_rule(project: str, spec: RuleSpec) -> Rule:
         threshold=spec.threshold,
         drop=spec.drop,
         lookback=spec.lookback,
+        margin=spec.margin,
+        z=spec.z,
     )
     return Rule(
         id=f"{project}:{name}",
