@@ -26,10 +26,10 @@ LEVEL_MARGIN = 0.06
 # kappa_S rests on pairable items, rho on repeated items (each rater's Y): at least this many.
 LEVEL_MIN_N = 100
 # A drop must be this many standard errors of the difference, besides the size.
-DROP_Z = 3.5
+DROP_Z = 4.0
 # The rater change detector (auditor.alerting.change): decision limit h, calibrated on the
 # demo's simulated world for at most ~0.01 false episodes per rater-month (docs/alerts.md).
-RATER_CHANGE_LIMIT = 12.0
+RATER_CHANGE_LIMIT = 16.0
 METRIC_RELIABILITY = "reliability"
 
 METRIC_KAPPA_S = "kappa_s"
@@ -142,7 +142,7 @@ def default_rules(
                 lookback=timedelta(days=7),
                 z=DROP_Z,
             ),
-            # Both weeks need 20 repeated items, and the drop must be both > 0.15 and > 3.5
+            # Both weeks need 20 repeated items, and the drop must be both > 0.15 and > 4
             # standard errors of the difference (the two weeks' counts): a fixed 0.15 is 3.6
             # SD for a rater at SA 0.93 and 1.9 SD for one at 0.67 (issue 21). No hold: the
             # test already carries the noise, and a hold only waits for correlated windows.

@@ -81,7 +81,7 @@ def test_drop_rule_and_defaults(world) -> None:
     # kappa_S, rho, each rater's self-agreement drop and change detector, repeat coverage
     assert len(added["rules"]) == 5
     drop = next(r for r in added["rules"] if r["id"] == "alpha:default:self_agreement_drop")
-    assert drop["z"] == 3.5
+    assert drop["z"] == 4.0
     assert next(r for r in added["rules"] if r["id"] == "alpha:default:kappa_s")["margin"] == 0.06
     assert client.post(f"{BASE}/alerts/defaults", json={}, headers=admin).json() == {"rules": []}
 
