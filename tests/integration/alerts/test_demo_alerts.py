@@ -38,5 +38,5 @@ def test_demo_fires_on_the_degrading_rater_and_resolves(tmp_path):
     # issue 21: the only episodes are r07's (no kappa_S or rho at the start, no stable rater),
     # and her change detector fires on the day she degrades
     assert {subject for _, kind, _, _, subject in notices if kind == "FIRING"} == {"rater:r07"}
-    change = [w for w, kind, metric, _, _ in notices if (kind, metric) == ("FIRING", "rater_change")]
+    change = [w for w, k, metric, _, _ in notices if (k, metric) == ("FIRING", "rater_change")]
     assert len(change) == 1 and day_of(change[0]) == degrade_day
