@@ -289,6 +289,8 @@ def summarise(name: str, outcomes: list[Outcome], rule_names: list[str], drop: f
             line += f"  caught {len(delays)}/{len(outcomes)} median delay {med}"
             if delays:
                 line += f" (max {max(delays):.0f} h)"
+            within = [sum(d <= limit for d in delays) for limit in (24, 72, 168)]
+            line += " within 24 h / 72 h / 7 d: " + " / ".join(map(str, within))
         print(line)
     total = sum(
         1
