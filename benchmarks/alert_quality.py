@@ -251,7 +251,9 @@ def tick(rules, end, now, run, changes, repeat_pairs, sa_history) -> None:
                 hist.append((end, value, n))
                 back = [x for x in hist if x[0] <= end - 168]
                 lb = back[-1] if back else (None, None, None)
-                obs = Observation(value, n=n, lookback_value=lb[1], lookback_n=lb[2])
+                # the service before issue 21 read no n a lookback ago (min_n: this week only)
+                lb_n = lb[2] if rule.condition.z is not None else None
+                obs = Observation(value, n=n, lookback_value=lb[1], lookback_n=lb_n)
                 run(rule, subject, obs, now)
 
 
