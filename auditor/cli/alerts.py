@@ -139,8 +139,10 @@ def list_(project: str = PROJECT) -> None:
         c = r.condition
         if c.kind.value == "drop":
             what = f"drop > {c.drop:g} vs {human(c.lookback)} ago"
+            what += f" and z > {c.z:g}" if c.z is not None else ""
         else:
             what = f"{c.kind.value} {c.threshold:g}"
+            what += f" (margin {c.margin:g})" if c.margin is not None else ""
         subject = r.subject.kind.value + (f":{r.subject.ref}" if r.subject.ref else "")
         typer.echo(
             f"{r.id}  {r.metric} {subject} {r.scope}: {what}; min_n {r.min_n}, "
