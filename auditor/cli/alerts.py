@@ -80,6 +80,19 @@ def add(
     ),
     drop: float | None = typer.Option(None, "--drop", help="fell by more than D ..."),
     lookback: str | None = typer.Option(None, "--lookback", help="... against e.g. 7d ago"),
+    z: float | None = typer.Option(
+        None, "--z", help="... and by more than Z standard errors (both sides' n)"
+    ),
+    rater_change: float | None = typer.Option(
+        None,
+        "--rater-change",
+        help="each rater's change detector (Bernoulli CUSUM) reaches limit h (docs/alerts.md)",
+    ),
+    margin: float | None = typer.Option(
+        None,
+        "--margin",
+        help="interval bounds: a wider interval holding X is insufficient data (not yet known)",
+    ),
     name: str | None = typer.Option(None, "--name", help="Rule name (id: PROJECT:NAME)."),
     min_n: int = typer.Option(10, "--min-n", help="Fewer items: insufficient data."),
     for_: str = typer.Option("0", "--for", help="Hold this long before firing."),
@@ -99,6 +112,7 @@ def add(
             "drop": drop,
             "above": above,
             "confidently_above": confidently_above,
+            "rater_change": rater_change,
         }
     )
     spec = RuleSpec(
@@ -118,6 +132,8 @@ def add(
         repeat_interval=None
         if repeat_interval == "never"
         else parse_duration(repeat_interval, "--repeat-interval"),
+        margin=margin,
+        z=z,
     )
     rule = add_rule(unit_of_work(), project, spec)
     typer.echo(f"added rule {rule.id}")
