@@ -66,3 +66,27 @@ def test_defaults_help_lists_every_default_rule(cli, database_url) -> None:
     text = " ".join(shown.stdout.split())
     for rule in default_rules("x", label_studio=True):
         assert f"* {rule.id.rsplit(':', 1)[-1]}:" in text
+
+
+def test_project_page_says_how_to_add_a_webhook_or_email_channel(database_url) -> None:
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from auditor.config import Settings
+    from auditor.services.alerts.rules import add_default_alerts
+    from auditor.services.projects.projects import create_project
+    from auditor.web import install_dashboard
+
+    engine = make_engine(database_url)
+    try:
+        create_project(UnitOfWork(engine), "paged", ["a", "b"], then=add_default_alerts)
+    finally:
+        engine.dispose()
+    app = FastAPI()
+    app.state.settings = Settings(database_url=database_url)  # type: ignore[call-arg]
+    install_dashboard(app, token="")
+    with TestClient(app, client=("127.0.0.1", 41000), follow_redirects=False) as client:
+        page = client.get("/projects/paged")
+    assert page.status_code == 200, page.text
+    assert "auditor alerts channel add paged hook --kind webhook" in page.text
+    assert "--kind email" in page.text
