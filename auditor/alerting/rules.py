@@ -232,6 +232,13 @@ class Rule:
                 f"known: {', '.join(known)}",
                 field="metric",
             )
+        if self.condition.kind is ConditionKind.RATER_CHANGE and self.subject.kind not in (
+            SubjectKind.RATER,
+            SubjectKind.EVERY_RATER,
+        ):
+            raise Invalid(
+                "rater_change watches raters: subject every_rater or rater:ID", field="subject"
+            )
         if self.scope != CUMULATIVE and not WINDOW.match(self.scope):
             raise Invalid(
                 f"rule.scope must be 'cumulative' or like '7d', got {self.scope!r}", field="scope"

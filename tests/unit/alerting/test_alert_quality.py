@@ -87,3 +87,14 @@ def test_rater_change_breaches_at_its_limit_and_waits_for_a_baseline():
     assert judge(Observation(limit * 0.9, n=100), rule).verdict is Verdict.CLEAR
     learning = Observation(None, n=0, reason="baseline still being learned")
     assert judge(learning, rule).verdict is Verdict.INSUFFICIENT
+
+
+def test_rater_change_watches_raters_only():
+    from auditor.alerting import Condition, ConditionKind, SubjectSelector
+    from auditor.errors import Invalid
+    from tests.unit.alerting.support import make
+
+    change = Condition(ConditionKind.RATER_CHANGE, threshold=16.0)
+    make(metric="reliability", subject=SubjectSelector(SubjectKind.EVERY_RATER), condition=change)
+    with pytest.raises(Invalid, match="rater_change watches raters"):
+        make(metric="kappa_s", condition=change)
