@@ -35,10 +35,18 @@ class ConditionKind(StrEnum):
     BELOW = "below"  # value < threshold
     CONFIDENTLY_BELOW = "confidently_below"  # ci_high < threshold
     NOT_CONFIDENTLY_ABOVE = "not_confidently_above"  # ci_low < threshold (Krippendorff)
-    DROP = "drop"  # value a lookback ago - value > drop
+    DROP = "drop"  # value a lookback ago - value > drop, and z of the drop > z
     # for metrics where higher is worse (random_choice: the share of random answers)
     ABOVE = "above"  # value > threshold
     CONFIDENTLY_ABOVE = "confidently_above"  # ci_low > threshold: the whole interval is above
+    # a sequential test (Bernoulli CUSUM) on each rater's stream of evidence: her repeat
+    # agreements and her agreement with the other raters, against her own baseline
+    RATER_CHANGE = "rater_change"
+
+
+# Conditions judged on an interval bound: an interval wider than the rule's margin that holds
+# the threshold is "not yet known", never a breach (issue 21).
+BOUND_KINDS = frozenset({"confidently_below", "not_confidently_above", "confidently_above"})
 
 
 class Severity(StrEnum):
@@ -104,14 +112,55 @@ RULE_SUBJECT_KINDS = ("project", "rater", "model")
 
 @dataclass(frozen=True)
 class Condition:
-    """When an observation is bad. ``drop`` and ``lookback`` are used by ``DROP`` only."""
+    """When an observation is bad. ``drop``, ``lookback`` and ``z`` are used by ``DROP`` only.
+
+    ``margin`` (bound conditions only): the widest interval (ci_high - ci_low) judged when
+    it holds the threshold; a wider one is insufficient data. None: any width.
+    ``z`` (drop only): the drop must also be at least ``z`` standard errors of the
+    difference of the two values (their counts, and their intervals when both have one).
+    None: the size alone decides (the rule as written before issue 21).
+    ``threshold`` of a ``RATER_CHANGE`` condition is the CUSUM's decision limit h.
+    """
 
     kind: ConditionKind
     threshold: float | None = None
     drop: float | None = None
     lookback: timedelta | None = None
+    margin: float | None = None
+    z: float | None = None
 
     def __post_init__(self) -> None:
+        if self.margin is not None:
+            if self.kind.value not in BOUND_KINDS:
+                raise Invalid(
+                    f"condition.margin is used by bound conditions only, not {self.kind.value}",
+                    field="margin",
+                )
+            if not math.isfinite(self.margin) or self.margin <= 0:
+                raise Invalid(
+                    f"condition.margin must be a positive number, got {self.margin}",
+                    field="margin",
+                )
+        if self.z is not None:
+            if self.kind is not ConditionKind.DROP:
+                raise Invalid(
+                    f"condition.z is used by a drop condition only, not {self.kind.value}",
+                    field="z",
+                )
+            if not math.isfinite(self.z) or self.z <= 0:
+                raise Invalid(f"condition.z must be a positive number, got {self.z}", field="z")
+        if self.kind is ConditionKind.RATER_CHANGE:
+            if self.threshold is None or not math.isfinite(self.threshold) or self.threshold <= 0:
+                raise Invalid(
+                    f"condition.threshold (the CUSUM limit h) must be positive, got "
+                    f"{self.threshold}",
+                    field="threshold",
+                )
+            if self.drop is not None or self.lookback is not None:
+                raise Invalid(
+                    "condition.drop/lookback are not used by rater_change", field="condition"
+                )
+            return
         if self.kind is ConditionKind.DROP:
             if self.drop is None or not math.isfinite(self.drop) or self.drop <= 0:
                 raise Invalid(
@@ -182,6 +231,13 @@ class Rule:
                 f"rule.metric {self.metric!r} is not reported for a {kind} subject; "
                 f"known: {', '.join(known)}",
                 field="metric",
+            )
+        if self.condition.kind is ConditionKind.RATER_CHANGE and self.subject.kind not in (
+            SubjectKind.RATER,
+            SubjectKind.EVERY_RATER,
+        ):
+            raise Invalid(
+                "rater_change watches raters: subject every_rater or rater:ID", field="subject"
             )
         if self.scope != CUMULATIVE and not WINDOW.match(self.scope):
             raise Invalid(

@@ -124,6 +124,11 @@ class ProjectCreate(BaseModel):
         list[CategoryName],
         Field(min_length=2, max_length=1000, json_schema_extra={"uniqueItems": True}),
     ]
+    default_rules: bool = Field(
+        True,
+        description="Install the default alert rules with a 'log' channel (docs/alerts.md); "
+        "false: no rules.",
+    )
 
 
 class SettingsOut(BaseModel):

@@ -122,20 +122,41 @@ class _RuleFields(BaseModel):
     enabled: StrictBool = True
 
 
+_Positive = Annotated[float, Strict(), Field(gt=0, le=1e6, allow_inf_nan=False)]
+
+
 class ThresholdRuleIn(_RuleFields):
     condition: Literal[
         "below", "confidently_below", "not_confidently_above", "above", "confidently_above"
     ]
     threshold: Finite
+    margin: Annotated[
+        _Positive | None,
+        Field(
+            description="bound conditions: an interval wider than this that holds the "
+            "threshold is insufficient data (not yet known); null: any width"
+        ),
+    ] = None
 
 
 class DropRuleIn(_RuleFields):
     condition: Literal["drop"]
-    drop: Annotated[float, Strict(), Field(gt=0, le=1e6, allow_inf_nan=False)]
+    drop: _Positive
     lookback_seconds: PositiveSeconds
+    z: Annotated[
+        _Positive | None,
+        Field(description="the drop must also be this many standard errors; null: size only"),
+    ] = None
 
 
-RuleIn = Annotated[ThresholdRuleIn | DropRuleIn, Field(discriminator="condition")]
+class RaterChangeRuleIn(_RuleFields):
+    condition: Literal["rater_change"]
+    threshold: Annotated[_Positive, Field(description="the CUSUM's decision limit h")]
+
+
+RuleIn = Annotated[
+    ThresholdRuleIn | DropRuleIn | RaterChangeRuleIn, Field(discriminator="condition")
+]
 
 
 class DefaultRulesIn(BaseModel):
@@ -153,6 +174,8 @@ class RuleOut(BaseModel):
     threshold: float | None
     drop: float | None
     lookback_seconds: int | None
+    margin: float | None = None
+    z: float | None = None
     min_n: int
     for_seconds: int
     keep_firing_for_seconds: int

@@ -28,8 +28,8 @@ def pick_condition(given: dict[str, float | None]) -> tuple[str, float]:
     if len(chosen) != 1:
         fail(
             "give exactly one condition: --below X, --confidently-below X, "
-            "--not-confidently-above X, --above X, --confidently-above X "
-            "or --drop D --lookback 7d",
+            "--not-confidently-above X, --above X, --confidently-above X, "
+            "--drop D --lookback 7d [--z Z] or --rater-change H",
             2,
         )
     name, value = chosen[0]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import typer
 
+from auditor.alerting.defaults import defaults_help
 from auditor.cli._alert_channels import (
     channel_add,
     channel_list,
@@ -79,6 +80,19 @@ def add(
     ),
     drop: float | None = typer.Option(None, "--drop", help="fell by more than D ..."),
     lookback: str | None = typer.Option(None, "--lookback", help="... against e.g. 7d ago"),
+    z: float | None = typer.Option(
+        None, "--z", help="... and by more than Z standard errors (both sides' n)"
+    ),
+    rater_change: float | None = typer.Option(
+        None,
+        "--rater-change",
+        help="each rater's change detector (Bernoulli CUSUM) reaches limit h (docs/alerts.md)",
+    ),
+    margin: float | None = typer.Option(
+        None,
+        "--margin",
+        help="interval bounds: a wider interval holding X is insufficient data (not yet known)",
+    ),
     name: str | None = typer.Option(None, "--name", help="Rule name (id: PROJECT:NAME)."),
     min_n: int = typer.Option(10, "--min-n", help="Fewer items: insufficient data."),
     for_: str = typer.Option("0", "--for", help="Hold this long before firing."),
@@ -98,6 +112,7 @@ def add(
             "drop": drop,
             "above": above,
             "confidently_above": confidently_above,
+            "rater_change": rater_change,
         }
     )
     spec = RuleSpec(
@@ -117,6 +132,8 @@ def add(
         repeat_interval=None
         if repeat_interval == "never"
         else parse_duration(repeat_interval, "--repeat-interval"),
+        margin=margin,
+        z=z,
     )
     rule = add_rule(unit_of_work(), project, spec)
     typer.echo(f"added rule {rule.id}")
@@ -126,7 +143,7 @@ def defaults(
     project: str = PROJECT,
     channels: list[str] = typer.Option([], "--channel", help="Channel name; repeat."),
 ) -> None:
-    """Install the ready-made rules (kappa_S and rho lower bound < 0.667; SA drop > 0.15)."""
+    # the help is defaults_help(), given where the command is registered
     added = install_default_rules(unit_of_work(), project, channels)
     typer.echo("\n".join(f"added rule {r.id}" for r in added) or "defaults already present")
 
@@ -138,8 +155,10 @@ def list_(project: str = PROJECT) -> None:
         c = r.condition
         if c.kind.value == "drop":
             what = f"drop > {c.drop:g} vs {human(c.lookback)} ago"
+            what += f" and z > {c.z:g}" if c.z is not None else ""
         else:
             what = f"{c.kind.value} {c.threshold:g}"
+            what += f" (margin {c.margin:g})" if c.margin is not None else ""
         subject = r.subject.kind.value + (f":{r.subject.ref}" if r.subject.ref else "")
         typer.echo(
             f"{r.id}  {r.metric} {subject} {r.scope}: {what}; min_n {r.min_n}, "
@@ -264,7 +283,8 @@ def register(app: typer.Typer) -> None:
         ("deliver", deliver),
     )
     for name, command in commands:
-        alerts.command(name)(command)
+        help_text = defaults_help() if command is defaults else None
+        alerts.command(name, help=help_text)(command)
     channel = typer.Typer(
         help=f"Where notices go; kinds: {', '.join(KINDS)}.", no_args_is_help=True
     )

@@ -16,6 +16,7 @@ from auditor.domain import (
     Weights,
     windows_problem,
 )
+from auditor.services.alerts.rules import add_default_alerts
 from auditor.services.projects.projects import (
     ProjectView,
     add_categories,
@@ -96,8 +97,15 @@ def register(app: typer.Typer) -> None:
         weights: Weights = typer.Option(
             Weights.QUADRATIC, help="Agreement weights of an ordinal scale."
         ),
+        default_rules: bool = typer.Option(
+            True,
+            "--default-rules/--no-default-rules",
+            help="Install the default alert rules with a log channel (`auditor alerts "
+            "defaults --help` lists them); --no-default-rules: no rules.",
+        ),
     ) -> None:
-        """Create a project with its categories, in order."""
+        """Create a project with its categories, in order, watched by the default alert
+        rules (log channel) unless --no-default-rules."""
         try:
             window_days = tuple(int(part) for part in _split(windows))
         except ValueError:
@@ -123,8 +131,16 @@ def register(app: typer.Typer) -> None:
             recompute_interval_seconds=recompute_interval,
             scale=scale,
             weights=weights,
+            then=add_default_alerts if default_rules else None,
         )
         typer.echo(_render(view))
+        if default_rules:
+            typer.echo(
+                "alerts: default rules installed, sending to the 'log' channel; add a webhook "
+                f"or e-mail channel with `auditor alerts channel add {view.slug} NAME --kind "
+                "webhook --url URL` and give it to rules with `auditor alerts defaults "
+                f"{view.slug} --channel NAME`"
+            )
 
     @project.command("list")
     def list_() -> None:

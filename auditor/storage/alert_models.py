@@ -59,6 +59,7 @@ CONDITION_KINDS = (
     "drop",
     "above",
     "confidently_above",
+    "rater_change",
 )
 SEVERITIES = ("info", "warning", "critical")
 STATUSES = ("ok", "pending", "firing", "insufficient_data")
@@ -122,6 +123,8 @@ class AlertRule(Base):
     threshold: Mapped[float | None] = mapped_column(Float)
     drop_by: Mapped[float | None] = mapped_column(Float)
     lookback_seconds: Mapped[int | None] = mapped_column(BigInteger)
+    margin: Mapped[float | None] = mapped_column(Float)
+    z: Mapped[float | None] = mapped_column(Float)
     min_n: Mapped[int] = mapped_column(Integer)
     for_seconds: Mapped[int] = mapped_column(BigInteger)
     keep_firing_for_seconds: Mapped[int] = mapped_column(BigInteger)
@@ -172,6 +175,20 @@ class AlertStateRow(Base):
     last_snapshot_id: Mapped[int | None] = mapped_column(BigInteger)
     last_value: Mapped[float | None] = mapped_column(Float)
     last_reason: Mapped[str | None] = mapped_column(Text)
+
+
+class AlertDetector(Base):
+    """The incremental state of a rater's change detector (``auditor.alerting.change``), as
+    JSON; the row with ``subject_key`` '' holds the rule's label watermark."""
+
+    __tablename__ = "alert_detectors"
+
+    rule_id: Mapped[str] = mapped_column(
+        ForeignKey("alert_rules.id", ondelete="CASCADE"), primary_key=True
+    )
+    subject_key: Mapped[str] = mapped_column(String(SUBJECT_KEY_MAX), primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    state: Mapped[str] = mapped_column(Text)
 
 
 class AlertEvaluation(Base):

@@ -66,6 +66,8 @@ class RuleRecord:
     enabled: bool
     created_at: datetime
     channels: tuple[str, ...] = ()  # channel names, sorted (not a column)
+    margin: float | None = None
+    z: float | None = None
 
 
 @dataclass(frozen=True)

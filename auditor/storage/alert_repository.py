@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from auditor.storage.alert_models import (
     AlertChannel,
+    AlertDetector,
     AlertRule,
     AlertRuleChannel,
     AlertSilence,
@@ -32,7 +33,7 @@ from auditor.storage.alert_records import (
     StateRecord,
 )
 from auditor.storage.db import affected
-from auditor.storage.models import Project, Rater
+from auditor.storage.models import Category, Item, Label, Project, Rater
 from auditor.storage.snapshot_models import MetricPoint, Snapshot
 
 _channels: Table = AlertChannel.__table__  # type: ignore[assignment]
@@ -40,6 +41,7 @@ _rules: Table = AlertRule.__table__  # type: ignore[assignment]
 _rule_channels: Table = AlertRuleChannel.__table__  # type: ignore[assignment]
 _states: Table = AlertStateRow.__table__  # type: ignore[assignment]
 _silences: Table = AlertSilence.__table__  # type: ignore[assignment]
+_detectors: Table = AlertDetector.__table__  # type: ignore[assignment]
 
 R = TypeVar("R")
 
@@ -90,7 +92,7 @@ class AlertRepository:
         ).where(p.snapshot_id == snapshot_id, p.metric.in_(sorted(set(metrics))))
         return records(PointRecord, self.db.execute(query))
 
-    def value_before(
+    def point_before(
         self,
         project_id: int,
         scope: str,
@@ -98,8 +100,8 @@ class AlertRepository:
         subject_kind: str,
         subject_id: str,
         at: datetime,
-    ) -> float | None:
-        """The value of (metric, subject) in the latest snapshot of ``scope`` with as_of <=
+    ) -> PointRecord | None:
+        """The point of (metric, subject) in the latest snapshot of ``scope`` with as_of <=
         ``at``; None when there is no such snapshot or it has no point for the subject (a
         lookback compares with the view as it was then, not with an older one)."""
         latest = self.db.execute(
@@ -111,14 +113,108 @@ class AlertRepository:
         if latest is None:
             return None
         p = MetricPoint
-        return self.db.execute(
-            select(p.value).where(
-                p.snapshot_id == latest,
-                p.metric == metric,
-                p.subject_kind == subject_kind,
-                p.subject_id == subject_id,
+        found = records(
+            PointRecord,
+            self.db.execute(
+                select(
+                    p.metric,
+                    p.subject_kind,
+                    p.subject_id,
+                    p.value,
+                    p.ci_low,
+                    p.ci_high,
+                    p.n,
+                    p.reason,
+                ).where(
+                    p.snapshot_id == latest,
+                    p.metric == metric,
+                    p.subject_kind == subject_kind,
+                    p.subject_id == subject_id,
+                )
+            ),
+        )
+        return found[0] if found else None
+
+    def value_before(
+        self,
+        project_id: int,
+        scope: str,
+        metric: str,
+        subject_kind: str,
+        subject_id: str,
+        at: datetime,
+    ) -> float | None:
+        """The value of ``point_before`` (None without one)."""
+        point = self.point_before(project_id, scope, metric, subject_kind, subject_id, at)
+        return None if point is None else point.value
+
+    # --- change detectors (rater_change rules) -------------------------------------------------
+
+    def detector_states(self, rule_id: str) -> dict[str, str]:
+        """subject key -> the JSON state of a rule's detectors ('' : the rule's watermark)."""
+        d = _detectors.c
+        rows = self.db.execute(select(d.subject_key, d.state).where(d.rule_id == rule_id))
+        return {key: state for key, state in rows}
+
+    def save_detector_states(self, rule_id: str, project_id: int, states: dict[str, str]) -> None:
+        d = _detectors.c
+        self.db.execute(delete(_detectors).where(d.rule_id == rule_id))
+        if states:
+            self.db.execute(
+                _detectors.insert(),
+                [
+                    {"rule_id": rule_id, "subject_key": k, "project_id": project_id, "state": v}
+                    for k, v in states.items()
+                ],
             )
-        ).scalar()
+
+    def label_watermark(self, project_id: int) -> tuple[int, int]:
+        """(highest label id, number of labels) of the project."""
+        from sqlalchemy import func
+
+        row = self.db.execute(
+            select(func.coalesce(func.max(Label.id), 0), func.count(Label.id)).where(
+                Label.project_id == project_id
+            )
+        ).one()
+        return int(row[0]), int(row[1])
+
+    def count_labels_upto(self, project_id: int, label_id: int) -> int:
+        from sqlalchemy import func
+
+        return int(
+            self.db.execute(
+                select(func.count(Label.id)).where(
+                    Label.project_id == project_id, Label.id <= label_id
+                )
+            ).scalar_one()
+        )
+
+    def human_labels_of_items_since(
+        self, project_id: int, after_id: int, upto_id: int
+    ) -> list[tuple[int, str, str, str]]:
+        """(label id, item, rater, category) of human raters' labels on the items that got a
+        label with id in (after_id, upto_id], every label of those items up to upto_id, in id
+        order (the older ones are what the new ones are compared with)."""
+        touched = (
+            select(Label.item_id)
+            .where(Label.project_id == project_id, Label.id > after_id, Label.id <= upto_id)
+            .distinct()
+        )
+        query = (
+            select(Label.id, Item.external_id, Rater.external_id, Category.name)
+            .join(Item, Item.id == Label.item_id)
+            .join(Rater, Rater.id == Label.rater_id)
+            .join(Category, Category.id == Label.category_id)
+            .where(
+                Label.project_id == project_id,
+                Label.id <= upto_id,
+                Label.item_id.in_(touched),
+                Rater.kind == "human",
+            )
+            .order_by(Label.id)
+        )
+        return [(int(a), str(b), str(c), str(e)) for a, b, c, e in self.db.execute(query)]
 
     def rater_ids(self, project_id: int) -> set[str]:
         """External ids of the project's raters (humans and models)."""
@@ -170,6 +266,13 @@ class AlertRepository:
             self.db.execute(
                 _rule_channels.insert(),
                 [{"rule_id": rule.id, "channel_id": cid} for cid in channel_ids],
+            )
+
+    def add_rule_channels(self, rule_id: str, channel_ids: Sequence[int]) -> None:
+        if channel_ids:
+            self.db.execute(
+                _rule_channels.insert(),
+                [{"rule_id": rule_id, "channel_id": cid} for cid in channel_ids],
             )
 
     def _with_channels(self, result: Iterable[Any]) -> list[RuleRecord]:

@@ -37,6 +37,7 @@ from auditor.api.schemas_alerts import (
     SilenceOut,
     StateList,
     StateOut,
+    ThresholdRuleIn,
 )
 from auditor.errors import NotFound
 from auditor.services.access.public_ids import PublicIds
@@ -69,6 +70,8 @@ def rule_out(rule: Rule) -> RuleOut:
         threshold=condition.threshold,
         drop=condition.drop,
         lookback_seconds=_seconds(condition.lookback),
+        margin=condition.margin,
+        z=condition.z,
         min_n=rule.min_n,
         for_seconds=int(rule.for_.total_seconds()),
         keep_firing_for_seconds=int(rule.keep_firing_for.total_seconds()),
@@ -124,14 +127,18 @@ def create_rule(slug: Slug, body: Annotated[RuleIn, Body()], uow: WriteUow, _: A
         if body.repeat_interval_seconds is None
         else timedelta(seconds=body.repeat_interval_seconds),
         enabled=body.enabled,
+        margin=body.margin if isinstance(body, ThresholdRuleIn) else None,
+        z=body.z if drop else None,  # type: ignore[union-attr]
     )
     return rule_out(rules.add_rule(uow, slug, spec))
 
 
 @router.post("/{slug}/alerts/defaults", response_model=RuleList)
 def install_default_rules(slug: Slug, body: DefaultRulesIn, uow: WriteUow, _: Admin) -> RuleList:
-    """Install the ready-made rules (kappa_S and rho lower bound below 0.667, a rater's
-    self-agreement dropping by more than 0.15 in 7 days); returns those added (admin)."""
+    """Install the ready-made rules (docs/alerts.md: kappa_S and rho lower bound below 0.667
+    once known, a rater's self-agreement dropping by more than 0.15 and 3.5 standard errors in
+    7 days, each rater's change detector, repeats short); returns those added (admin); with
+    ``channels``, existing default rules get them too."""
     added = rules.install_default_rules(uow, slug, body.channels)
     return RuleList(rules=[rule_out(rule) for rule in added])
 

@@ -23,6 +23,7 @@ from auditor.api.schemas_alerts import SettingsPatch
 from auditor.config import Settings
 from auditor.domain import ProjectSettings
 from auditor.services.access.keys import create_key
+from auditor.services.alerts.rules import add_default_alerts
 from auditor.services.projects import projects as service
 from auditor.services.projects.settings import SettingCaps, update_project_settings
 from auditor.services.recompute.recompute import find_project_id
@@ -53,7 +54,8 @@ def project_out(view: service.ProjectView) -> ProjectOut:
 def create_project(body: ProjectCreate, uow: WriteUow, _: Operator, ids: Ids) -> ProjectCreated:
     """Create a project and its first admin key (operator token only; the key is shown once)."""
     fields: dict[str, Any] = {"name": body.name} if body.name else {}
-    view = service.create_project(uow, body.slug, body.categories, **fields)
+    then = add_default_alerts if body.default_rules else None
+    view = service.create_project(uow, body.slug, body.categories, then=then, **fields)
     key, secret = create_key(uow, view.slug, "admin", "created with the project")
     out = project_out(view)
     shown_id = ids.encode("key", find_project_id(uow, view.slug), key.id)  # no global count

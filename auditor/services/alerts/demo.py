@@ -46,8 +46,9 @@ DEMO_RULE = RuleSpec(
 
 
 def install_demo_alerts(uow: UnitOfWork, project: str) -> list[Rule]:
-    """A log channel, the default rules (kappa_S and rho lower bound < 0.667, each rater's
-    7-day self-agreement dropping by more than 0.15 against a week earlier), and
+    """A log channel, the default rules (``auditor alerts defaults --help``: kappa_S and rho
+    lower bound < 0.667 once known, each rater's 7-day self-agreement dropping by more than
+    0.15 and 4 standard errors against a week earlier, each rater's change detector), and
     ``DEMO_RULE`` (a rater's 7-day S against the group below 0.7)."""
     add_channel(uow, project, ChannelSpec(name=DEMO_CHANNEL, kind="log"))
     rules = install_default_rules(uow, project, [DEMO_CHANNEL])
@@ -74,8 +75,10 @@ def describe(notification: Notification) -> str:
     """One line for the demo: when, what, and the number it was judged on."""
     when = notification.occurred_at.strftime("%Y-%m-%d %H:%M")
     value = "undefined" if notification.value is None else f"{notification.value:.3f}"
+    # a rater_change rule's value is its CUSUM statistic, not the metric it is about
+    what = "rater_change" if notification.condition == "rater_change" else notification.metric
     return (
-        f"{when}  {notification.kind.upper():<8} {notification.metric} ({notification.scope}) "
+        f"{when}  {notification.kind.upper():<8} {what} ({notification.scope}) "
         f"{notification.subject} = {value}: {notification.reason}"
         + (f" ({notification.note})" if notification.note else "")
     )

@@ -40,8 +40,11 @@ from auditor.alerting import (
     retired,
     step,
 )
+from auditor.alerting.defaults import EVIDENCE_POINT
+from auditor.alerting.events import EventKind
 from auditor.notifiers import Notification
 from auditor.services.access.public_ids import public_ids_in
+from auditor.services.alerts.detectors import RuleDetectors
 from auditor.services.alerts.values import rule_of, silence_of, state_of, state_record
 from auditor.snapshots.written import WrittenSnapshot
 from auditor.storage.alert_records import (
@@ -87,13 +90,18 @@ def notification_for(
     )
 
 
-def _observation(point: PointRecord, lookback_value: float | None) -> Observation:
+def _observation(
+    point: PointRecord, before: PointRecord | None, evidence_n: int | None
+) -> Observation:
     return Observation(
         value=point.value,
         ci_low=point.ci_low,
         ci_high=point.ci_high,
-        n=int(point.n or 0),
-        lookback_value=lookback_value,
+        n=int(point.n or 0) if evidence_n is None else evidence_n,
+        lookback_value=None if before is None else before.value,
+        lookback_n=None if before is None else int(before.n or 0),
+        lookback_ci_low=None if before is None else before.ci_low,
+        lookback_ci_high=None if before is None else before.ci_high,
         reason=point.reason,
     )
 
@@ -114,6 +122,19 @@ class _Evaluator:
         self.states = {(r.rule_id, r.subject_key): state_of(r) for r in stored}
         self._raters: set[str] | None = None
         self.written = {"evaluations": 0, "notices": 0}
+        self.detectors: dict[str, RuleDetectors] = {}
+        self.uow = uow
+
+    def rule_detectors(self, rule: Rule) -> RuleDetectors:
+        found = self.detectors.get(rule.id)
+        if found is None:
+            found = self.detectors[rule.id] = RuleDetectors(self.uow, self.project_id, rule)
+            found.advance()
+        return found
+
+    def save_detectors(self) -> None:
+        for detectors in self.detectors.values():
+            detectors.save()
 
     def raters(self) -> set[str]:
         if self._raters is None:
@@ -129,7 +150,11 @@ class _Evaluator:
             silence_of(record, self.slug)
             for record in self.alerts.silences_active(self.project_id, now)
         ]
-        points = self.alerts.points_of_snapshot(snapshot.id, {r.metric for r in rules})
+        metrics = {r.metric for r in rules} | {
+            EVIDENCE_POINT[r.metric] for r in rules if r.metric in EVIDENCE_POINT
+        }
+        points = self.alerts.points_of_snapshot(snapshot.id, metrics)
+        self.points = points
         for rule in rules:
             for subject, point in self._subjects(rule, points).items():
                 if (rule.id, subject.key, snapshot.id) in done:
@@ -147,6 +172,11 @@ class _Evaluator:
         if rule.subject.kind is not SubjectKind.EVERY_RATER:
             fixed = Subject(rule.subject.kind, rule.subject.ref)
             found.setdefault(fixed, None)  # watched even without a point: insufficient data
+        if rule.condition.kind is ConditionKind.RATER_CHANGE:
+            for key in self.rule_detectors(rule).subjects():
+                subject = Subject(SubjectKind.RATER, key.split(":", 1)[1])
+                if rule.subject.matches(subject):
+                    found.setdefault(subject, None)
         for (rule_id, _key), state in self.states.items():
             if rule_id == rule.id:
                 found.setdefault(state.subject, None)
@@ -155,15 +185,20 @@ class _Evaluator:
     def _judge(
         self, rule: Rule, subject: Subject, point: PointRecord | None, snapshot: SnapshotRef
     ) -> tuple[Judgement, Observation | None]:
+        if rule.condition.kind is ConditionKind.RATER_CHANGE:
+            if subject.ref not in self.raters():
+                return retired(f"{subject.key} is no longer in the project"), None
+            observation = self.rule_detectors(rule).observation(subject.key)
+            return judge(observation, rule), observation
         if point is None:
             if subject.kind is not SubjectKind.PROJECT and subject.ref not in self.raters():
                 return retired(f"{subject.key} is no longer in the project"), None
             observation = Observation(None, n=0, reason=f"no {rule.metric} point for {subject.key}")
             return judge(observation, rule), observation
-        lookback_value = None
+        before = None
         lookback = rule.condition.lookback
         if rule.condition.kind is ConditionKind.DROP and lookback is not None:
-            lookback_value = self.alerts.value_before(
+            before = self.alerts.point_before(
                 self.project_id,
                 snapshot.scope,
                 rule.metric,
@@ -171,7 +206,21 @@ class _Evaluator:
                 subject.ref,
                 snapshot.as_of - lookback,
             )
-        observation = _observation(point, lookback_value)
+        evidence_n = None
+        gate = EVIDENCE_POINT.get(rule.metric)
+        if gate is not None:
+            # the n the measure rests on (rho: the repeated items behind each rater's Y)
+            evidence_n = next(
+                (
+                    int(p.n or 0)
+                    for p in self.points
+                    if p.metric == gate
+                    and p.subject_kind == subject.kind.value
+                    and p.subject_id == subject.ref
+                ),
+                0,
+            )
+        observation = _observation(point, before, evidence_n)
         return judge(observation, rule), observation
 
     def _evaluate(
@@ -235,6 +284,10 @@ class _Evaluator:
         )
         self.states[key] = transition.state
         self.written["evaluations"] += 1
+        if rule.condition.kind is ConditionKind.RATER_CHANGE and any(
+            e.kind is EventKind.RESOLVED for e in (*transition.events, *transition.suppressed)
+        ):
+            self.rule_detectors(rule).restart(subject.key)  # retrained: learn her anew
         created = datetime.now(UTC)
         shown = self.public_ids.encode("snapshot", self.project_id, snapshot.id)
         notices = []
@@ -291,4 +344,5 @@ def evaluate_snapshots(
     done = uow.alert_log.evaluated_keys(snapshot_ids)
     for snapshot in uow.alerts.snapshots(snapshot_ids):
         evaluator.snapshot(snapshot, done)
+    evaluator.save_detectors()
     return evaluator.written

@@ -15,8 +15,10 @@ from auditor.alerting import Condition, ConditionKind, Rule, Severity, default_r
 from auditor.alerting.defaults import label_studio_rule
 from auditor.domain import NAME
 from auditor.errors import Conflict, Invalid
+from auditor.notifiers.kinds import dump_config, kind_named
 from auditor.services.alerts.common import now, own_rule, parse_subject, project_id
 from auditor.services.alerts.values import rule_of, rule_record
+from auditor.storage.alert_records import ChannelRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
 
@@ -40,6 +42,8 @@ class RuleSpec:
     channels: tuple[str, ...] = ()
     repeat_interval: timedelta | None = timedelta(hours=24)
     enabled: bool = True
+    margin: float | None = None  # bound conditions: the widest interval judged
+    z: float | None = None  # drop: the standard errors the drop must also reach
 
 
 def _enum(kind: type, value: str, field: str) -> object:
@@ -60,6 +64,8 @@ def build_rule(project: str, spec: RuleSpec) -> Rule:
         threshold=spec.threshold,
         drop=spec.drop,
         lookback=spec.lookback,
+        margin=spec.margin,
+        z=spec.z,
     )
     return Rule(
         id=f"{project}:{name}",
@@ -106,14 +112,56 @@ def add_rule(uow: UnitOfWork, project: str, spec: RuleSpec) -> Rule:
 def install_default_rules(
     uow: UnitOfWork, project: str, channels: Sequence[str] = ()
 ) -> list[Rule]:
-    """The ready-made rules (``auditor.alerting.default_rules``); existing ones are kept."""
+    """The ready-made rules (``auditor.alerting.default_rules``); existing ones are kept and
+    get ``channels`` they lack (a new project's defaults send to 'log' only)."""
     with uow:
         found = project_id(uow, project)
         uses = uow.label_studio_settings.uses_label_studio(found)
         wanted = default_rules(project, tuple(channels), label_studio=uses)
         missing = [r for r in wanted if uow.alerts.find_rule(r.id) is None]
         _insert_rules(uow, project, missing)
+        for rule in wanted:
+            if rule in missing or not channels:
+                continue
+            record = uow.alerts.find_rule(rule.id)
+            have = set(record.channels) if record is not None else set()
+            ids = []
+            for name in channels:
+                channel = uow.alerts.find_channel(found, name)
+                if channel is None or channel.id is None:
+                    raise Invalid(f"project {project!r} has no channel {name!r}", field="channels")
+                if name not in have:
+                    ids.append(channel.id)
+            uow.alerts.add_rule_channels(rule.id, ids)
         uow.commit()
+    return missing
+
+
+DEFAULT_CHANNEL = "log"
+
+
+def add_default_alerts(uow: UnitOfWork, project: str) -> list[Rule]:
+    """Inside the caller's open transaction (``create_project``'s ``then``): a ``log`` channel
+    and the ready-made rules sending to it, so a new project is watched from its first label.
+    Webhook or e-mail channels are added later (``auditor alerts channel add``) and given to
+    the rules with ``auditor alerts defaults`` or a rule of one's own."""
+    owner = project_id(uow, project)
+    if uow.alerts.find_channel(owner, DEFAULT_CHANNEL) is None:
+        config = kind_named("log").validate(DEFAULT_CHANNEL, {}, ())
+        uow.alerts.insert_channel(
+            ChannelRecord(
+                id=None,
+                project_id=owner,
+                name=DEFAULT_CHANNEL,
+                kind="log",
+                config=dump_config(config),
+                timeout_seconds=10.0,
+                created_at=now(),
+            )
+        )
+    wanted = default_rules(project, (DEFAULT_CHANNEL,))
+    missing = [r for r in wanted if uow.alerts.find_rule(r.id) is None]
+    _insert_rules(uow, project, missing)
     return missing
 
 

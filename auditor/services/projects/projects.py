@@ -6,6 +6,7 @@ meaning); the foreign key from labels (ON DELETE RESTRICT) backs the check up.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -56,10 +57,14 @@ def create_project(
     slug: str,
     categories: list[str],
     caps: SettingCaps | None = None,
+    *,
+    then: Callable[[UnitOfWork, str], object] | None = None,
     **fields: Any,
 ) -> ProjectView:
     """Create a project; ``fields`` are ``name`` and the settings of ``ProjectIn``; ``caps``
-    bound the costly settings (``InvalidSetting`` naming the one over its cap)."""
+    bound the costly settings (``InvalidSetting`` naming the one over its cap). ``then(uow,
+    slug)`` runs in the same transaction once the project exists (the shells pass the
+    default alerts there: all or nothing)."""
     fields.setdefault("name", slug)
     try:
         request = ProjectIn(slug=slug, categories=categories, **fields)
@@ -76,6 +81,8 @@ def create_project(
             request.slug, request.name, utc_now(), settings, request.categories
         )
         view = _view(uow, project)
+        if then is not None:
+            then(uow, request.slug)
         uow.commit()
     return view
 

@@ -185,3 +185,25 @@ def test_channel_settings_by_set_and_shorthands_update_and_errors_name_options(
     assert "--set starttls: starttls must be true or false" in bad.stderr
     cli("alerts", "channel", "update", "p", "nope", "--set", "x=1", code=1)
     cli("alerts", "channel", "update", "p", "mail", code=2)  # nothing to change
+
+
+def test_rules_with_margin_z_and_rater_change(cli, project):
+    """Issue 21: the guards and the change detector from the command line."""
+    cli(
+        "alerts", "add", "p", "--metric", "kappa_s", "--not-confidently-above", "0.667",
+        "--margin", "0.05", "--name", "known",
+    )  # fmt: skip
+    cli(
+        "alerts", "add", "p", "--metric", "self_agreement", "--subject", "every_rater",
+        "--scope", "7d", "--drop", "0.15", "--lookback", "7d", "--z", "3", "--name", "tested",
+    )  # fmt: skip
+    cli(
+        "alerts", "add", "p", "--metric", "reliability", "--subject", "every_rater",
+        "--rater-change", "16", "--name", "change",
+    )  # fmt: skip
+    listed = cli("alerts", "list", "p").stdout
+    assert "not_confidently_above 0.667 (margin 0.05)" in listed
+    assert "drop > 0.15 vs 7d ago and z > 3" in listed
+    assert "p:change  reliability every_rater cumulative: rater_change 16" in listed
+    wrong = cli("alerts", "add", "p", "--metric", "kappa_s", "--below", "0.5", "--z", "3", code=1)
+    assert "z" in wrong.stderr

@@ -1,4 +1,4 @@
-"""``auditor demo`` shows an alert firing on the degrading rater and resolving after she is
+"""``auditor demo`` shows alerts firing on the degrading rater only and resolving after she is
 retrained, delivered through the real outbox and sender. (Its run time, the README's
 "5-20 s", is measured by benchmarks/demo.py: a wall-clock bound here would fail on a loaded
 machine and says nothing about the behaviour.)"""
@@ -35,3 +35,8 @@ def test_demo_fires_on_the_degrading_rater_and_resolves(tmp_path):
     retrained_day = int(re.search(r"^\s*(\d+) .*<- retrained", days, re.M).group(1))
     day_of = lambda when: int(when[8:10]) - 3  # 24 days ending 2024-03-28: day 1 is 03-04  # noqa: E731
     assert degrade_day <= day_of(fired) < retrained_day < day_of(resolved)
+    # issue 21: the only episodes are r07's (no kappa_S or rho at the start, no stable rater),
+    # and her change detector fires on the day she degrades
+    assert {subject for _, kind, _, _, subject in notices if kind == "FIRING"} == {"rater:r07"}
+    change = [w for w, k, metric, _, _ in notices if (k, metric) == ("FIRING", "rater_change")]
+    assert len(change) == 1 and day_of(change[0]) == degrade_day

@@ -191,6 +191,7 @@ def test_default_rules_watch_the_project_and_every_rater(uow, project):
         "p:default:kappa_s",
         "p:default:rho",
         "p:default:self_agreement_drop",
+        "p:default:rater_change",
         "p:default:repeat_coverage",
     ]
     assert install_default_rules(uow, "p") == []  # idempotent

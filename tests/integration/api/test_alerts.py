@@ -78,8 +78,11 @@ def test_drop_rule_and_defaults(world) -> None:
     assert rule["id"].startswith("alpha:self_agreement-") and rule["channels"] == ["a-log"]
 
     added = client.post(f"{BASE}/alerts/defaults", json={}, headers=admin).json()
-    # kappa_S, rho, each rater's self-agreement drop, and the planner's repeat coverage
-    assert len(added["rules"]) == 4
+    # kappa_S, rho, each rater's self-agreement drop and change detector, repeat coverage
+    assert len(added["rules"]) == 5
+    drop = next(r for r in added["rules"] if r["id"] == "alpha:default:self_agreement_drop")
+    assert drop["z"] == 4.0
+    assert next(r for r in added["rules"] if r["id"] == "alpha:default:kappa_s")["margin"] == 0.06
     assert client.post(f"{BASE}/alerts/defaults", json={}, headers=admin).json() == {"rules": []}
 
 

@@ -83,22 +83,28 @@ def test_window_scope():
 
 
 def test_default_rules_match_the_issue():
-    kappa, rho, self_agreement, repeats = default_rules("p1", channels=("ops",))
+    kappa, rho, self_agreement, change, repeats = default_rules("p1", channels=("ops",))
     for rule in (kappa, rho):
         assert rule.condition.kind is ConditionKind.NOT_CONFIDENTLY_ABOVE
         assert rule.condition.threshold == KRIPPENDORFF_TENTATIVE == 0.667
         assert rule.subject.kind is SubjectKind.PROJECT
+        # issue 21: judged once known (100 items, an interval at most 0.06 wide)
+        assert rule.min_n == 100 and rule.condition.margin == 0.06
     assert (kappa.metric, rho.metric) == ("kappa_s", "rho")
     assert self_agreement.metric == "self_agreement"
     assert self_agreement.subject.kind is SubjectKind.EVERY_RATER
     assert self_agreement.condition.kind is ConditionKind.DROP
     assert self_agreement.condition.drop == 0.15
     assert self_agreement.condition.lookback == timedelta(days=7)
-    # a point-to-point drop has no interval: it needs enough repeats and must hold 12 hours
-    assert self_agreement.min_n == 20 and self_agreement.for_ == timedelta(hours=12)
+    # issue 21: 20 repeats on both sides and a z-test instead of a 12-hour hold
+    assert self_agreement.min_n == 20 and self_agreement.for_ == timedelta(0)
+    assert self_agreement.condition.z == 4.0
+    assert change.condition.kind is ConditionKind.RATER_CHANGE
+    assert change.subject.kind is SubjectKind.EVERY_RATER
     assert kappa.for_ == rho.for_ == timedelta(0)
-    assert len({r.id for r in (kappa, rho, self_agreement, repeats)}) == 4
-    assert all(r.channels == ("ops",) for r in (kappa, rho, self_agreement, repeats))
+    everything = (kappa, rho, self_agreement, change, repeats)
+    assert len({r.id for r in everything}) == 5
+    assert all(r.channels == ("ops",) for r in everything)
     # "not enough repeats for a reliable self-agreement": short of the needed count two weeks
     assert (repeats.metric, repeats.condition.kind) == ("repeat_coverage", ConditionKind.BELOW)
     assert repeats.condition.threshold == 1.0 and repeats.for_ == timedelta(days=14)

@@ -1,0 +1,109 @@
+"""The per-rater change detector (auditor.alerting.change): evidence, CUSUM, restarts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from auditor.alerting.change import (
+    GROUP,
+    REPEAT,
+    ChangeSettings,
+    RaterDetector,
+    alternative,
+    calibrate_limit,
+    evidence,
+    feed,
+    restart,
+    update,
+)
+
+SETTINGS = ChangeSettings(limit=10.0, baseline={REPEAT: 20, GROUP: 100})
+
+
+def test_evidence_pairs_each_label_with_the_others_and_her_own_earlier_look():
+    latest: dict[str, dict[str, tuple[str, bool]]] = {}
+    chunks = list(
+        evidence(
+            [("i1", "ann", "a"), ("i1", "bob", "b"), ("i1", "cy", "a"), ("i1", "ann", "b")],
+            latest,
+        )
+    )
+    assert chunks == [
+        ("bob", GROUP, 1, 1),  # bob meets ann's a
+        ("ann", GROUP, 1, 1),  # ann's a, which met nobody, is read against bob's b
+        ("cy", GROUP, 1, 2),  # cy's a meets ann's a and bob's b; theirs are read already
+        ("ann", REPEAT, 1, 1),  # ann's second look differs from her first
+        ("ann", GROUP, 1, 2),  # her new look against bob and cy
+    ]
+    assert latest == {"i1": {"ann": ("b", True), "bob": ("b", True), "cy": ("a", True)}}
+
+
+def test_a_flagged_rater_is_left_out_of_the_others_evidence():
+    chunks = list(
+        evidence([("i", "bad", "x"), ("i", "ann", "y")], {}, flagged=lambda r: r == "bad")
+    )
+    assert chunks == []  # ann's only partner is flagged: no group evidence for either
+
+
+def test_baseline_first_then_the_statistic_rises_on_disagreement():
+    d = RaterDetector()
+    for k in range(100):
+        update(d, GROUP, int(k % 20 < 3), 1, SETTINGS)  # baseline: p0 ~ 0.15
+    assert d.learned(SETTINGS, GROUP) and d.statistic == 0.0
+    assert d.p0(GROUP) == pytest.approx(15.5 / 101)
+    update(d, GROUP, 1, 2, SETTINGS)  # half of two partners: one observation, share 0.5
+    assert d.tested == 1 and d.statistic > 0
+    for _ in range(100):
+        update(d, GROUP, 1, 2, SETTINGS)  # half disagree: far above p1
+    assert d.statistic == pytest.approx(SETTINGS.cap * SETTINGS.limit)  # capped
+    for _ in range(2000):
+        update(d, GROUP, 0, 1, SETTINGS)
+    assert d.statistic == 0.0  # back in control: the statistic washes out
+    restart(d)
+    assert not d.ready(SETTINGS) and d.restarts == 1
+
+
+def test_state_round_trips_through_json_shape():
+    d = RaterDetector(statistic=3.5, tested=7)
+    update(d, REPEAT, 2, 30, SETTINGS)
+    assert RaterDetector.from_dict(d.as_dict()) == d
+
+
+def test_alternative_multiplies_the_odds():
+    p1 = alternative(0.2, 2.0)
+    assert p1 / (1 - p1) == pytest.approx(2 * 0.2 / 0.8)
+
+
+def test_feed_keeps_stable_raters_quiet_and_catches_a_degrading_one():
+    rng = np.random.default_rng(3)
+    detectors: dict[str, RaterDetector] = {}
+    latest: dict[str, dict[str, tuple[str, bool]]] = {}
+    settings = ChangeSettings(limit=12.0)
+    raters = [f"r{i}" for i in range(6)]
+    peak = dict.fromkeys(raters, 0.0)
+
+    def day(items: range, bad: float | None) -> None:
+        rows = []
+        for i in items:
+            truth = rng.integers(4)
+            for r in rng.choice(raters, size=3, replace=False):
+                y = bad if (r == "r0" and bad is not None) else 0.9
+                label = truth if rng.random() < y else rng.integers(4)
+                rows.append((f"i{i}", str(r), str(label)))
+        feed(detectors, rows, latest, settings)
+        for r in raters:
+            peak[r] = max(peak[r], detectors[r].statistic)
+
+    for d in range(20):
+        day(range(d * 400, d * 400 + 400), None)
+    assert max(peak.values()) < settings.limit
+    day(range(8000, 8300), 0.35)
+    assert detectors["r0"].statistic >= settings.limit
+    assert all(detectors[r].statistic < settings.limit for r in raters[1:])
+
+
+def test_calibrated_limit_grows_with_the_target_run_length():
+    short = calibrate_limit(0.15, 2.0, 200, runs=200, seed=1)
+    long = calibrate_limit(0.15, 2.0, 2000, runs=200, seed=1)
+    assert 2.0 <= short < long
