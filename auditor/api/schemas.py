@@ -13,6 +13,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     StrictInt,
     create_model,
 )
@@ -124,7 +125,7 @@ class ProjectCreate(BaseModel):
         list[CategoryName],
         Field(min_length=2, max_length=1000, json_schema_extra={"uniqueItems": True}),
     ]
-    default_rules: bool = Field(
+    default_rules: StrictBool = Field(
         True,
         description="Install the default alert rules with a 'log' channel (docs/alerts.md); "
         "false: no rules.",

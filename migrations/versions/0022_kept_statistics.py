@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0022"
-down_revision: str | None = "0018"
+down_revision: str | None = "0020"
 branch_labels: str | None = None
 depends_on: str | None = None
 
