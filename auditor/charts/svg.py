@@ -156,6 +156,27 @@ def _marks(
     return out
 
 
+def _shades(
+    frame: _Frame, times: list[datetime], spans: Sequence[tuple[datetime, datetime, str]]
+) -> list[str]:
+    """A light red rectangle behind the data per span (an alert episode), clipped to the
+    time range drawn; its tooltip says what it is."""
+    if not times:
+        return []
+    first, last = min(times), max(times)
+    out = []
+    for start, end, text in spans:
+        if end < first or start > last:
+            continue
+        x0, x1 = frame.x(max(start, first)), frame.x(min(end, last))
+        out.append(
+            f'<rect data-shade="{start.isoformat()}" x="{x0:.1f}" y="{_PAD_TOP}" '
+            f'width="{max(x1 - x0, 2.0):.1f}" height="{frame.bottom - _PAD_TOP:.1f}" '
+            f'fill="{_REFERENCE}" fill-opacity="0.12"><title>{escape(text)}</title></rect>'
+        )
+    return out
+
+
 def _band(frame: _Frame, series: ChartSeries) -> list[str]:
     """One polygon per run of consecutive points that all have an interval."""
     runs: list[list[tuple[datetime, float, float]]] = [[]]  # (at, ci_low, ci_high)
@@ -239,18 +260,24 @@ def line_chart(
     width: int = 640,
     height: int = 240,
     marks: Sequence[tuple[datetime, str, str]] = (),
+    shaded: Sequence[tuple[datetime, datetime, str]] = (),
+    settle: int = 0,
 ) -> str:
     """A time-series chart: one line per series (dashed ones for rolling windows), its
     interval as a shaded band, reference lines, and a marker per point (hollow on the axis
     when undefined). The value range fits the points and their intervals; a reference line
     that would flatten the data is left out (``data-thresholds`` lists those drawn).
     ``marks``: (moment, label, tooltip) to mark with a vertical line (an import reverted), drawn
-    when they fall between the first and the last point."""
+    when they fall between the first and the last point. ``shaded``: (start, end, tooltip)
+    spans shaded behind the data (an alert's episodes). ``settle``: the first points of each
+    series are drawn but do not set the value range when the series has more than twice as
+    many (a young project's first snapshots carry wide intervals that would flatten the rest).
+    """
     times = [p.at for s in series for p in s.points]
     values = [
         v
         for s in series
-        for p in s.points
+        for p in (s.points[settle:] if len(s.points) > 2 * settle else s.points)
         if p.value is not None
         for v in (p.value, p.ci_low, p.ci_high)
         if v is not None
@@ -267,6 +294,7 @@ def line_chart(
         f'data-y-range="{low:.4f} {high:.4f}" viewBox="0 0 {width} {height}" '
         f'width="{width}" height="{height}" role="img" aria-label="{escape(title or chart_id)}">',
         f"<title>{escape(title or chart_id)}</title>",
+        *_shades(frame, times, shaded),
         *_axes(frame, times),
         *_references(frame, drawn),
         *_marks(frame, times, marks),

@@ -21,6 +21,7 @@ from auditor.charts import (
     sparkline,
     timeline,
 )
+from auditor.services.queries.attention import Episode
 from auditor.services.queries.dashboard import (
     AlertView,
     MetricHistory,
@@ -106,6 +107,37 @@ def history_chart(
         thresholds=thresholds,
         bounds=value_bounds(history.metric),
         marks=chart_marks(reverts),
+    )
+
+
+def small_multiple(
+    history: MetricHistory, episodes: Sequence[Episode], chart_id: str, until: datetime
+) -> str:
+    """A subject's small multiple on the attention list: one metric over the last weeks, her
+    alert episodes shaded (one still open runs to ``until``), no reference lines (the page's
+    legend explains the lines once)."""
+    series = [
+        ChartSeries(scope_title(s.scope), scope_color(i), _chart_points(s.points), dashed=i > 0)
+        for i, s in enumerate(history.series)
+    ]
+    shaded = [
+        (
+            e.start,
+            e.end or until,
+            f"{e.rule.split(':', 1)[-1]} {e.state} from {format_time(e.start)}"
+            + (f" to {format_time(e.end)}" if e.end else " (still)"),
+        )
+        for e in episodes
+    ]
+    return line_chart(
+        chart_id,
+        series,
+        title=history.title,
+        thresholds=(),
+        bounds=value_bounds(history.metric),
+        width=330,
+        height=150,
+        shaded=shaded,
     )
 
 

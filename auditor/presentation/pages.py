@@ -4,7 +4,7 @@ two renderings; figures drawn here, markup in templates)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from auditor.presentation.figures import (
     rater_sparkline,
     scope_color,
     scope_title,
+    small_multiple,
     timeline_end,
 )
 from auditor.services.queries.dashboard import ProjectDetail, RaterDetail
@@ -64,6 +65,27 @@ class Renderer:
         heatmap = Markup(pair_heatmap(detail.pair_labels, detail.pairs)) if detail.pairs else None
         alerts = detail.card.alerts
         timeline = Markup(alert_timeline(alerts, timeline_end(detail))) if alerts.changes else None
+        until = detail.card.as_of or datetime.now(UTC)
+        attention = [
+            (
+                item,
+                [
+                    (
+                        history,
+                        Markup(
+                            small_multiple(
+                                history,
+                                item.episodes,
+                                f"attn-{item.subject}-{history.metric}",
+                                until,
+                            )
+                        ),
+                    )
+                    for history in item.charts
+                ],
+            )
+            for item in detail.attention
+        ]
         standalone: dict[str, Any] = {}
         if generated_at is not None:
             css = (STATIC / "dashboard.css").read_text(encoding="utf-8")
@@ -81,6 +103,7 @@ class Renderer:
             sparklines=sparklines,
             heatmap=heatmap,
             timeline=timeline,
+            attention=attention,
             # The cards and table columns come from the metric catalogue, read per page; the
             # weighted coefficients and grade bias only where the snapshot has them (an
             # ordinal scale), first among the cards.

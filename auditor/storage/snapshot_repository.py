@@ -304,6 +304,42 @@ class SnapshotRepository:
         rows = self.db.execute(query if limit is None else query.limit(limit)).all()
         return [HistoryPointRow(**row._mapping) for row in rows]
 
+    def history_of_many(
+        self,
+        project_id: int,
+        metric: str,
+        subject_kind: str,
+        scope: str,
+        since: datetime | None = None,
+    ) -> dict[str, list[HistoryPointRow]]:
+        """Points of one metric in one scope for every subject of a kind, in one query
+        (sparklines of every rater): subject -> its points in (as_of, snapshot) order."""
+        p = MetricPoint
+        query = select(
+            p.subject_id,
+            p.scope,
+            p.as_of,
+            p.computed_at,
+            p.value,
+            p.ci_low,
+            p.ci_high,
+            p.n,
+            p.reason,
+            p.snapshot_id,
+        ).where(
+            p.project_id == project_id,
+            p.metric == metric,
+            p.subject_kind == subject_kind,
+            p.scope == scope,
+        )
+        if since is not None:
+            query = query.where(p.as_of >= since)
+        found: dict[str, list[HistoryPointRow]] = {}
+        for row in self.db.execute(query.order_by(p.subject_id, p.as_of, p.snapshot_id)):
+            values = dict(row._mapping)
+            found.setdefault(values.pop("subject_id"), []).append(HistoryPointRow(**values))
+        return found
+
     def known_metrics(self, project_id: int) -> list[tuple[str, str, str]]:
         """Distinct (metric, subject_kind, subject_id) of a project, for error messages."""
         rows = self.db.execute(

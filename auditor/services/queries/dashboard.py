@@ -11,12 +11,19 @@ Pages:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from auditor.services import NotFound
 from auditor.services.label_studio.rejections import RejectionSummary, summary_in
+from auditor.services.queries.attention import (
+    MAX_LISTED,
+    Attention,
+    dated,
+    natural_key,
+    needs_attention,
+)
 from auditor.services.queries.reverts import RevertMark, chart_reverts
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
 from auditor.stats.catalogue import charts_for, sparkline_metric
@@ -57,6 +64,7 @@ class AlertView:
     message: str
     states: tuple[AlertStateView, ...] = ()
     changes: tuple[AlertChange, ...] = ()
+    rule_metrics: dict[str, str] = field(default_factory=dict)  # rule id -> its metric
 
     @property
     def worst(self) -> str:
@@ -72,9 +80,12 @@ def read_alerts(uow: UnitOfWork, slug: str, *, limit: int = 5000) -> AlertView:
     ``limit`` rows) it keeps each lane's first row, which sets its initial state, and every
     row whose state changed."""
     project_id = uow.require_project(slug).id
-    if not uow.alerts.list_rules(project_id):
+    rules = uow.alerts.list_rules(project_id)
+    if not rules:
         return AlertView(
-            False, "alerts not configured: this project has no alert rule (auditor alerts add)"
+            False,
+            "alerts not configured: this project has no alert rule; add the default ones with "
+            f"auditor alerts defaults {slug}",
         )
     states = tuple(
         AlertStateView(
@@ -96,7 +107,7 @@ def read_alerts(uow: UnitOfWork, slug: str, *, limit: int = 5000) -> AlertView:
                 r.reason,
             )
         )  # fmt: skip
-    return AlertView(True, "", states, tuple(changes))
+    return AlertView(True, "", states, tuple(changes), {r.id: r.metric for r in rules})
 
 
 # The charts of each subject, in page order: (metric, title), from the metric catalogue.
@@ -178,6 +189,13 @@ class ProjectDetail:
     reverts: tuple[RevertMark, ...] = ()
     # Label Studio's refused webhook calls (None: the project does not use Label Studio)
     label_studio: RejectionSummary | None = None
+    # who needs attention, heaviest first (at most MAX_LISTED), and how many more do
+    attention: tuple[Attention, ...] = ()
+    attention_more: int = 0
+    # those only short of repeats: one line on the page, no charts
+    attention_minor: tuple[Attention, ...] = ()
+    # every subject who needs attention -> her flags (the rater table's), heaviest first
+    flags: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -203,9 +221,15 @@ def _point(row: HistoryPointRow) -> Point:
 
 
 def _series(
-    uow: UnitOfWork, project_id: int, metric: str, kind: str, subject: str, scope: str
+    uow: UnitOfWork,
+    project_id: int,
+    metric: str,
+    kind: str,
+    subject: str,
+    scope: str,
+    since: datetime | None = None,
 ) -> tuple[Point, ...]:
-    rows = uow.snapshots.history(project_id, metric, kind, subject, [scope])
+    rows = uow.snapshots.history(project_id, metric, kind, subject, [scope], since=since)
     return tuple(_point(r) for r in rows)
 
 
@@ -319,6 +343,83 @@ def _pairs(latest: dict[str, Any] | None) -> tuple[tuple[str, ...], tuple[PairCe
     return tuple(labels), cells
 
 
+# The small multiples of a subject who needs attention, and how far back they reach.
+ATTENTION_METRICS = {"human": ("self_agreement", "reliability", "s_vs_group")}
+ATTENTION_SPAN = timedelta(days=28)
+
+
+def _attention(
+    uow: UnitOfWork,
+    project_id: int,
+    card: ProjectCard,
+    latest: dict[str, Any] | None,
+    window: dict[str, Any] | None,
+    window_scope: str | None,
+    scopes: tuple[str, ...],
+) -> tuple[tuple[Attention, ...], int, tuple[Attention, ...], list[Attention]]:
+    """Who needs attention (see ``auditor.services.queries.attention``), each listed subject
+    with her small multiples over the last weeks."""
+    if not latest or card.as_of is None:
+        return (), 0, (), []
+    before = None
+    if window_scope is not None:
+        before = _latest_at(uow, project_id, window_scope, card.as_of - timedelta(days=7))
+    recent: dict[tuple[str, str], dict[str, tuple[Point, ...]]] = {}
+    if window_scope is not None:
+        since = card.as_of - ATTENTION_SPAN
+        for kind, subject_kind in (("human", "rater"), ("model", "model")):
+            for metric in ATTENTION_METRICS["human"]:
+                many = uow.snapshots.history_of_many(
+                    project_id, metric, subject_kind, window_scope, since
+                )
+                for subject, rows in many.items():
+                    recent.setdefault((kind, subject), {})[metric] = tuple(_point(r) for r in rows)
+    listed = needs_attention(
+        latest=latest,
+        window=window,
+        window_before=before,
+        window_title=_scope_title(window_scope) if window_scope else "cumulative",
+        states=card.alerts.states,
+        changes=card.alerts.changes,
+        rule_metrics=card.alerts.rule_metrics,
+        as_of=card.as_of,
+        recent=recent,
+    )
+    shown = []
+    since = card.as_of - ATTENTION_SPAN
+    major = [item for item in listed if not item.minor]
+    minor = tuple(item for item in listed if item.minor)
+    for item in major[:MAX_LISTED]:
+        subject_kind = "rater" if item.kind == "human" else "model"
+        wanted = ATTENTION_METRICS.get(item.kind) or (MODEL_METRICS[0][0],)
+        titles = dict(RATER_METRICS if item.kind == "human" else MODEL_METRICS)
+        charts = tuple(
+            MetricHistory(
+                metric,
+                titles.get(metric, metric),
+                tuple(
+                    ScopeSeries(
+                        scope,
+                        _series(uow, project_id, metric, subject_kind, item.subject, scope, since),
+                    )
+                    for scope in scopes
+                ),
+            )
+            for metric in wanted
+        )
+        shown.append(dated(replace(item, charts=charts), window_scope or CUMULATIVE))
+    return tuple(shown), max(0, len(major) - MAX_LISTED), minor, listed
+
+
+def _scope_title(scope: str) -> str:
+    return "cumulative" if scope == CUMULATIVE else f"last {scope[:-1]} days"
+
+
+def _latest_at(uow: UnitOfWork, project_id: int, scope: str, at: datetime) -> dict[str, Any] | None:
+    found = uow.snapshots.snapshot_at(project_id, scope, at)
+    return None if found is None else dict(found["result"])
+
+
 def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
     with uow:
         row = uow.require_project(slug)
@@ -336,6 +437,14 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
                         _rater_row(uow, row.id, rater, kind, latest, latest_window, window_scope)
                     )
         labels, pairs = _pairs(latest)
+        attention, attention_more, attention_minor, listed = _attention(
+            uow, row.id, card, latest, latest_window, window_scope, scopes
+        )
+        # The rater table by concern (who needs attention first), then naturally by name.
+        weight = {a.subject: a.weight for a in listed}
+        raters.sort(
+            key=lambda r: (r.kind != "human", -weight.get(r.rater, 0.0), natural_key(r.rater))
+        )
         return ProjectDetail(
             card=card,
             scopes=scopes,
@@ -349,6 +458,10 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
             categories=tuple(c.name for c in uow.projects.categories(row.id)),
             reverts=chart_reverts(uow, row.id, charts[0].series[0].points if charts else ()),
             label_studio=summary_in(uow, row.id),
+            attention=attention,
+            attention_more=attention_more,
+            attention_minor=attention_minor,
+            flags={a.subject: a.tags for a in listed},
         )
 
 
