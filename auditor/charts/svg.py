@@ -33,6 +33,11 @@ _PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 48, 92, 12, 28
 # point on the axis) stays clear of the value labels left of the plot and of the margin.
 _INSET = 12
 _REFERENCE = "#b22222"
+# Above this many defined points a series is drawn as its line and band only: a marker (and
+# tooltip) per point would cost more bytes than the rest of the page and not be told apart.
+DOT_LIMIT = 80
+# A sparkline marks its points up to this many, then only its last one.
+SPARK_DOT_LIMIT = 30
 _MARK = "#555555"
 _AXIS = "#888"
 _GRID = "#e5e5e5"
@@ -230,8 +235,9 @@ def _line_and_points(frame: _Frame, series: ChartSeries, chart_id: str) -> list[
             f'data-time="{p.at.isoformat()}"'
         )
 
+    dense = sum(p.value is not None for p in series.points) > DOT_LIMIT
     for p in series.points:
-        if p.value is not None:
+        if p.value is not None and not dense:
             out.append(
                 f'<circle {common(p)} data-value="{p.value:.6g}" cx="{frame.x(p.at):.1f}" '
                 f'cy="{frame.y(p.value):.1f}" r="3" fill="{series.color}"><title>'
@@ -334,7 +340,8 @@ def sparkline(
     if len(coordinates) > 1:
         line = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in coordinates)
         body.append(f'<polyline points="{line}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>')
-    for x, y, p in coordinates:
+    marked = coordinates if len(coordinates) <= SPARK_DOT_LIMIT else coordinates[-1:]
+    for x, y, p in marked:
         body.append(
             f'<circle data-point="{escape(chart_id)}" data-value="{p.value:.6g}" '
             f'data-time="{p.at.isoformat()}" cx="{x:.1f}" cy="{y:.1f}" r="1.6" fill="#1f77b4">'

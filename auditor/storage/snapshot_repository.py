@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from auditor.storage.history_buckets import BUCKETS, bucketed_history
 from auditor.storage.models import Label
 from auditor.storage.read_records import HistoryPointRow
 from auditor.storage.snapshot_models import MetricPoint, Snapshot
@@ -304,41 +305,23 @@ class SnapshotRepository:
         rows = self.db.execute(query if limit is None else query.limit(limit)).all()
         return [HistoryPointRow(**row._mapping) for row in rows]
 
-    def history_of_many(
+    def bounded_history(
         self,
         project_id: int,
         metric: str,
         subject_kind: str,
-        scope: str,
+        *,
+        subjects: Sequence[str] | None = None,
+        scopes: Sequence[str] | None = None,
         since: datetime | None = None,
-    ) -> dict[str, list[HistoryPointRow]]:
-        """Points of one metric in one scope for every subject of a kind, in one query
-        (sparklines of every rater): subject -> its points in (as_of, snapshot) order."""
-        p = MetricPoint
-        query = select(
-            p.subject_id,
-            p.scope,
-            p.as_of,
-            p.computed_at,
-            p.value,
-            p.ci_low,
-            p.ci_high,
-            p.n,
-            p.reason,
-            p.snapshot_id,
-        ).where(
-            p.project_id == project_id,
-            p.metric == metric,
-            p.subject_kind == subject_kind,
-            p.scope == scope,
-        )
-        if since is not None:
-            query = query.where(p.as_of >= since)
-        found: dict[str, list[HistoryPointRow]] = {}
-        for row in self.db.execute(query.order_by(p.subject_id, p.as_of, p.snapshot_id)):
-            values = dict(row._mapping)
-            found.setdefault(values.pop("subject_id"), []).append(HistoryPointRow(**values))
-        return found
+        buckets: int = BUCKETS,
+    ) -> dict[tuple[str, str], list[HistoryPointRow]]:
+        """(subject, scope) -> at most a chart's worth of points, in one query
+        (``auditor.storage.history_buckets``)."""
+        return bucketed_history(
+            self.db, project_id, metric, subject_kind, subjects=subjects, scopes=scopes,
+            since=since, buckets=buckets,
+        )  # fmt: skip
 
     def known_metrics(self, project_id: int) -> list[tuple[str, str, str]]:
         """Distinct (metric, subject_kind, subject_id) of a project, for error messages."""

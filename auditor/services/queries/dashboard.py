@@ -27,6 +27,7 @@ from auditor.services.queries.attention import (
 from auditor.services.queries.reverts import RevertMark, chart_reverts
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
 from auditor.stats.catalogue import charts_for, sparkline_metric
+from auditor.storage.history_buckets import BUCKETS, SPARK_BUCKETS
 from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.read_records import HistoryPointRow
 from auditor.storage.unit_of_work import UnitOfWork
@@ -229,8 +230,28 @@ def _series(
     scope: str,
     since: datetime | None = None,
 ) -> tuple[Point, ...]:
-    rows = uow.snapshots.history(project_id, metric, kind, subject, [scope], since=since)
-    return tuple(_point(r) for r in rows)
+    """One series, at most a chart's worth of points (lowest and highest per span of time:
+    ``auditor.storage.history_buckets``)."""
+    found = uow.snapshots.bounded_history(
+        project_id, metric, kind, subjects=[subject], scopes=[scope], since=since
+    )
+    return tuple(_point(r) for r in found.get((subject, scope), ()))
+
+
+def _many(
+    uow: UnitOfWork,
+    project_id: int,
+    metric: str,
+    kind: str,
+    scope: str,
+    since: datetime | None = None,
+    buckets: int = BUCKETS,
+) -> dict[str, tuple[Point, ...]]:
+    """Subject -> her series of ``metric`` in ``scope``, for every subject, in one query."""
+    found = uow.snapshots.bounded_history(
+        project_id, metric, kind, scopes=[scope], since=since, buckets=buckets
+    )
+    return {subject: tuple(_point(r) for r in rows) for (subject, _), rows in found.items()}
 
 
 def _latest(uow: UnitOfWork, project_id: int, scope: str | None) -> dict[str, Any] | None:
@@ -279,17 +300,17 @@ def _histories(
     subject: str,
     scopes: tuple[str, ...],
 ) -> tuple[MetricHistory, ...]:
-    return tuple(
-        MetricHistory(
-            metric,
-            title,
-            tuple(
-                ScopeSeries(scope, _series(uow, project_id, metric, kind, subject, scope))
-                for scope in scopes
-            ),
+    out = []
+    for metric, title in metrics:
+        found = uow.snapshots.bounded_history(
+            project_id, metric, kind, subjects=[subject], scopes=scopes
         )
-        for metric, title in metrics
-    )
+        series = tuple(
+            ScopeSeries(scope, tuple(_point(r) for r in found.get((subject, scope), ())))
+            for scope in scopes
+        )
+        out.append(MetricHistory(metric, title, series))
+    return tuple(out)
 
 
 def _rater_row(
@@ -300,6 +321,7 @@ def _rater_row(
     latest: dict[str, Any],
     window: dict[str, Any] | None,
     window_scope: str | None,
+    sparklines: dict[str, tuple[Point, ...]] | None = None,
 ) -> RaterRow:
     section = "raters" if kind == "human" else "models"
     measures = latest.get(section, {}).get(rater, {})
@@ -314,13 +336,17 @@ def _rater_row(
         measures={k: v for k, v in measures.items() if isinstance(v, dict)},
         window_measures={k: v for k, v in window_measures.items() if isinstance(v, dict)},
         n_repeated_items=measures.get("n_repeated_items"),
-        sparkline=_series(
-            uow,
-            project_id,
-            spark_metric,
-            "rater" if kind == "human" else "model",
-            rater,
-            spark_scope,
+        sparkline=(
+            sparklines.get(rater, ())
+            if sparklines is not None
+            else _series(
+                uow,
+                project_id,
+                spark_metric,
+                "rater" if kind == "human" else "model",
+                rater,
+                spark_scope,
+            )
         ),
         sparkline_scope=spark_scope,
     )
@@ -329,7 +355,7 @@ def _rater_row(
 def _has_history(uow: UnitOfWork, project_id: int, kind: str, subject: str) -> bool:
     """Has some cumulative snapshot a value (defined or not) of this rater or model?"""
     metric = sparkline_metric(kind)
-    return bool(uow.snapshots.history(project_id, metric, kind, subject, [CUMULATIVE]))
+    return bool(uow.snapshots.history(project_id, metric, kind, subject, [CUMULATIVE], limit=1))
 
 
 def _pairs(latest: dict[str, Any] | None) -> tuple[tuple[str, ...], tuple[PairCell, ...]]:
@@ -369,11 +395,9 @@ def _attention(
         since = card.as_of - ATTENTION_SPAN
         for kind, subject_kind in (("human", "rater"), ("model", "model")):
             for metric in ATTENTION_METRICS["human"]:
-                many = uow.snapshots.history_of_many(
-                    project_id, metric, subject_kind, window_scope, since
-                )
-                for subject, rows in many.items():
-                    recent.setdefault((kind, subject), {})[metric] = tuple(_point(r) for r in rows)
+                many = _many(uow, project_id, metric, subject_kind, window_scope, since)
+                for subject, points in many.items():
+                    recent.setdefault((kind, subject), {})[metric] = points
     listed = needs_attention(
         latest=latest,
         window=window,
@@ -432,9 +456,17 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
         raters: list[RaterRow] = []
         if latest:
             for kind, section in (("human", "raters"), ("model", "models")):
-                for rater in sorted(latest.get(section, {})):
+                subject_kind = "rater" if kind == "human" else "model"
+                # every sparkline of the table in one query
+                lines = _many(
+                    uow, row.id, sparkline_metric(subject_kind), subject_kind,
+                    window_scope or CUMULATIVE, buckets=SPARK_BUCKETS,
+                )  # fmt: skip
+                for rater in sorted(latest.get(section, {}), key=natural_key):
                     raters.append(
-                        _rater_row(uow, row.id, rater, kind, latest, latest_window, window_scope)
+                        _rater_row(
+                            uow, row.id, rater, kind, latest, latest_window, window_scope, lines
+                        )
                     )
         labels, pairs = _pairs(latest)
         attention, attention_more, attention_minor, listed = _attention(
