@@ -62,7 +62,11 @@ class Renderer:
         sparklines = {row.rater: Markup(rater_sparkline(row)) for row in detail.raters}
         latest = detail.latest or {}
         ordinal = latest.get("scale") == "ordinal"
-        heatmap = Markup(pair_heatmap(detail.pair_labels, detail.pairs)) if detail.pairs else None
+        heatmap = (
+            Markup(pair_heatmap(detail.pair_labels, detail.pairs))
+            if detail.pairs and detail.pair_summary is None
+            else None
+        )
         alerts = detail.card.alerts
         timeline = Markup(alert_timeline(alerts, timeline_end(detail))) if alerts.changes else None
         until = detail.card.as_of or datetime.now(UTC)

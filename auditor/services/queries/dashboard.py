@@ -24,6 +24,7 @@ from auditor.services.queries.attention import (
     natural_key,
     needs_attention,
 )
+from auditor.services.queries.pairs import MATRIX_LIMIT, PairSummary, summarize
 from auditor.services.queries.reverts import RevertMark, chart_reverts
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
 from auditor.stats.catalogue import charts_for, sparkline_metric
@@ -197,6 +198,8 @@ class ProjectDetail:
     attention_minor: tuple[Attention, ...] = ()
     # every subject who needs attention -> her flags (the rater table's), heaviest first
     flags: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # above MATRIX_LIMIT raters: the pairwise summary the page shows instead of the matrix
+    pair_summary: PairSummary | None = None
 
 
 @dataclass(frozen=True)
@@ -365,7 +368,7 @@ def _pairs(latest: dict[str, Any] | None) -> tuple[tuple[str, ...], tuple[PairCe
         PairCell(p["rater_a"], p["rater_b"], p["kappa"], p.get("n_items"), p.get("cohen_w"))
         for p in latest.get("pairwise_cohen", [])
     )
-    labels = sorted({c.rater_a for c in cells} | {c.rater_b for c in cells})
+    labels = sorted({c.rater_a for c in cells} | {c.rater_b for c in cells}, key=natural_key)
     return tuple(labels), cells
 
 
@@ -494,7 +497,15 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
             attention_more=attention_more,
             attention_minor=attention_minor,
             flags={a.subject: a.tags for a in listed},
+            pair_summary=summarize(labels, pairs) if len(labels) > MATRIX_LIMIT else None,
         )
+
+
+def project_pairs(uow: UnitOfWork, slug: str) -> tuple[PairCell, ...]:
+    """Every pair of the latest cumulative snapshot (the full matrix, for a download)."""
+    with uow:
+        row = uow.require_project(slug)
+        return _pairs(_latest(uow, row.id, CUMULATIVE))[1]
 
 
 def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
