@@ -272,7 +272,11 @@ def _latest(uow: UnitOfWork, project_id: int, scope: str | None) -> dict[str, An
 
 
 def _card(uow: UnitOfWork, project: ProjectRecord) -> ProjectCard:
-    latest = _latest(uow, project.id, CUMULATIVE)
+    return _card_of(uow, project, _latest(uow, project.id, CUMULATIVE))
+
+
+def _card_of(uow: UnitOfWork, project: ProjectRecord, latest: dict[str, Any] | None) -> ProjectCard:
+    """The project's card, given its latest cumulative snapshot (read once per page)."""
     measures = (latest or {}).get("measures", {})
     return ProjectCard(
         slug=project.slug,
@@ -396,7 +400,7 @@ def _attention(
     recent: dict[tuple[str, str], dict[str, tuple[Point, ...]]] = {}
     if window_scope is not None:
         since = card.as_of - ATTENTION_SPAN
-        for kind, subject_kind in (("human", "rater"), ("model", "model")):
+        for kind, subject_kind in (("human", "rater"),):  # models have none of these
             for metric in ATTENTION_METRICS["human"]:
                 many = _many(uow, project_id, metric, subject_kind, window_scope, since)
                 for subject, points in many.items():
@@ -442,19 +446,24 @@ def _scope_title(scope: str) -> str:
     return "cumulative" if scope == CUMULATIVE else f"last {scope[:-1]} days"
 
 
-def _latest_at(uow: UnitOfWork, project_id: int, scope: str, at: datetime) -> dict[str, Any] | None:
-    found = uow.snapshots.snapshot_at(project_id, scope, at)
+def _latest_at(
+    uow: UnitOfWork, project_id: int, scope: str, at: datetime | None
+) -> dict[str, Any] | None:
+    """The rater parts of the window snapshot at ``at`` (the page needs no more of it)."""
+    found = uow.snapshots.snapshot_parts_at(project_id, scope, at, ("measures", "raters", "models"))
     return None if found is None else dict(found["result"])
 
 
 def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
     with uow:
         row = uow.require_project(slug)
-        card = _card(uow, row)
         scopes = _scopes(row)
         window_scope = next((s for s in scopes if s != CUMULATIVE), None)
         latest = _latest(uow, row.id, CUMULATIVE)
-        latest_window = _latest(uow, row.id, window_scope)
+        card = _card_of(uow, row, latest)
+        latest_window = (
+            _latest_at(uow, row.id, window_scope, None) if window_scope is not None else None
+        )
         charts = _histories(uow, row.id, PROJECT_METRICS, "project", "", scopes)
         raters: list[RaterRow] = []
         if latest:
