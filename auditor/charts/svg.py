@@ -25,10 +25,13 @@ from auditor.charts.undefined import undefined_markers
 from auditor.charts.values import ChartPoint, ChartSeries, HeatCell
 
 # Krippendorff's conventions: accept data at alpha >= 0.800, tentative conclusions >= 0.667.
-THRESHOLDS: tuple[tuple[float, str], ...] = ((0.667, "0.667 tentative"), (0.800, "0.800 reliable"))
+THRESHOLDS: tuple[tuple[float, str], ...] = (
+    (0.667, "0.667 tentative"),
+    (0.800, "0.800 acceptable"),
+)
 
-# The right margin holds the reference-line labels ("0.800 reliable"), clear of the data.
-_PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 48, 92, 12, 28
+# The right margin holds the reference-line labels ("0.800 acceptable"), clear of the data.
+_PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 48, 112, 12, 28
 # The first and last times sit this far in from the plot's ends: a marker there (an undefined
 # point on the axis) stays clear of the value labels left of the plot and of the margin.
 _INSET = 12

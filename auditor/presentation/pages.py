@@ -13,11 +13,12 @@ from markupsafe import Markup
 
 from auditor import __version__
 from auditor.presentation.figures import (
-    alert_timeline,
+    alert_timelines,
     format_measure,
     format_time,
     has_thresholds,
     history_chart,
+    legend_facts,
     pair_heatmap,
     rater_sparkline,
     scope_color,
@@ -25,6 +26,7 @@ from auditor.presentation.figures import (
     small_multiple,
     timeline_end,
 )
+from auditor.services.queries.attention import natural_key
 from auditor.services.queries.dashboard import ProjectDetail, RaterDetail
 from auditor.stats import paradox
 from auditor.stats.catalogue import BY_NAME, headline, sparkline_metric, table_columns
@@ -68,7 +70,12 @@ class Renderer:
             else None
         )
         alerts = detail.card.alerts
-        timeline = Markup(alert_timeline(alerts, timeline_end(detail))) if alerts.changes else None
+        timeline = folded_timeline = None
+        folded_lanes = 0
+        if alerts.changes:
+            active, quiet, folded_lanes = alert_timelines(alerts, timeline_end(detail))
+            timeline = Markup(active) if active else None
+            folded_timeline = Markup(quiet) if quiet else None
         until = detail.card.as_of or datetime.now(UTC)
         attention = [
             (
@@ -107,7 +114,11 @@ class Renderer:
             sparklines=sparklines,
             heatmap=heatmap,
             timeline=timeline,
+            folded_timeline=folded_timeline,
+            folded_lanes=folded_lanes,
+            alert_states=_states_by_concern(alerts.states),
             attention=attention,
+            legend=legend_facts(detail.charts),
             # The cards and table columns come from the metric catalogue, read per page; the
             # weighted coefficients and grade bias only where the snapshot has them (an
             # ordinal scale), first among the cards.
@@ -130,7 +141,18 @@ class Renderer:
             card=detail.project,
             charts=charts,
             sparkline=Markup(rater_sparkline(detail.row)),
+            legend=legend_facts(detail.charts),
         )
+
+
+def _states_by_concern(states: Any) -> tuple[list[Any], list[Any]]:
+    """The alert states table: firing, pending and insufficient data first (then by rule and
+    subject, naturally), and apart the "ok" ones, folded on the page."""
+    order = {"firing": 0, "pending": 1, "insufficient_data": 2}
+    ranked = sorted(
+        states, key=lambda s: (order.get(s.state, 3), s.rule, natural_key(s.subject or ""))
+    )
+    return [s for s in ranked if s.state != "ok"], [s for s in ranked if s.state == "ok"]
 
 
 def _categories(latest: dict[str, Any] | None) -> list[tuple[str, Any, Any]]:

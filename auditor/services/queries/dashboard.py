@@ -198,6 +198,8 @@ class ProjectDetail:
     attention_minor: tuple[Attention, ...] = ()
     # every subject who needs attention -> her flags (the rater table's), heaviest first
     flags: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # snapshots per scope (the charts draw at most a bounded number of them)
+    snapshot_counts: dict[str, int] = field(default_factory=dict)
     # above MATRIX_LIMIT raters: the pairwise summary the page shows instead of the matrix
     pair_summary: PairSummary | None = None
 
@@ -507,6 +509,7 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
             attention_minor=attention_minor,
             flags={a.subject: a.tags for a in listed},
             pair_summary=summarize(labels, pairs) if len(labels) > MATRIX_LIMIT else None,
+            snapshot_counts=uow.snapshots.count_snapshots(row.id),
         )
 
 

@@ -49,7 +49,10 @@ def test_html_report_is_self_contained_and_complete(cli, seeded: str, tmp_path: 
         assert html.count(f'data-point="{metric}"') == len(points)
     engine.dispose()
     assert 'data-chart="cohen-heatmap"' in html
-    assert "0.667 tentative" in html and "0.800 reliable" in html
+    assert "0.667 tentative" in html and "0.800 acceptable" in html
+    assert "0.60 substantial" in html  # kappa charts speak the cards' Landis-Koch words
+    assert html.count('data-legend="page"') == 1  # one legend for the page's charts
+    assert "watermark" not in html
     # issue 10: rho says what it is; the rater table shows the rater model's reliability
     assert "rho (reliability-weighted agreement)" in html
     headers = re.findall(r'<th data-column="[a-z_]+">([^<]+)</th>', html)
