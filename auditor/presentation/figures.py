@@ -140,10 +140,10 @@ def legend_facts(histories: Sequence[MetricHistory]) -> dict[str, Any]:
         for series in history.series:
             if series.scope not in scopes:
                 scopes.append(series.scope)
-    used = {vocabulary(h.metric) for h in histories} - {None}
+    used = sorted({name for h in histories if (name := vocabulary(h.metric)) is not None})
     return {
         "scopes": scopes,
-        "vocabularies": [(name, REFERENCE_LINES[name]) for name in sorted(used)],  # type: ignore[index]
+        "vocabularies": [(name, REFERENCE_LINES[name]) for name in used],
         "undefined": any(p.value is None for h in histories for s in h.series for p in s.points),
     }
 
