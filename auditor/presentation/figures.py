@@ -279,3 +279,30 @@ def timeline_end(detail: ProjectDetail) -> datetime:
     if detail.card.as_of is not None:
         times.append(detail.card.as_of)
     return max(times)
+
+
+# What a band means to a reader, in plain words (the cards' scales: Landis-Koch for the
+# kappa-like coefficients, Krippendorff for alpha and rho).
+BAND_MEANING = {
+    "poor": "the raters agree less than chance would make them",
+    "slight": "the raters agree barely more than chance",
+    "fair": "the raters agree somewhat beyond chance; not enough to rely on the labels",
+    "moderate": "the raters agree clearly beyond chance, but often disagree",
+    "substantial": "the raters agree well beyond chance; the labels can be relied on for most uses",
+    "almost perfect": "the raters agree nearly always beyond what chance explains",
+    "unacceptable": "too unreliable to draw conclusions from the labels",
+    "tentative": "reliable enough for tentative conclusions only",
+    "acceptable": "reliable enough to draw conclusions from the labels",
+}
+
+
+def headline_sentence(label: str, measure: dict[str, Any] | None, scale: str | None) -> str | None:
+    """ "kappa_S 0.692 [0.654, 0.731]: substantial (Landis-Koch): the raters agree well beyond
+    chance; ..." for the first headline card, or None when it is undefined."""
+    if not measure or measure.get("value") is None or not measure.get("band"):
+        return None
+    band = str(measure["band"])
+    scale_name = f" on {scale}'s scale" if scale else ""
+    meaning = BAND_MEANING.get(band, "")
+    text = f"{label} {format_measure(measure)}: {band}{scale_name}"
+    return f"{text}: {meaning}." if meaning else f"{text}."

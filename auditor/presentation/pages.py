@@ -17,6 +17,7 @@ from auditor.presentation.figures import (
     format_measure,
     format_time,
     has_thresholds,
+    headline_sentence,
     history_chart,
     legend_facts,
     pair_heatmap,
@@ -27,6 +28,7 @@ from auditor.presentation.figures import (
     timeline_end,
 )
 from auditor.services.queries.attention import natural_key
+from auditor.services.queries.changes import Changes
 from auditor.services.queries.dashboard import ProjectDetail, RaterDetail
 from auditor.stats import paradox
 from auditor.stats.catalogue import BY_NAME, headline, sparkline_metric, table_columns
@@ -54,7 +56,13 @@ class Renderer:
     def page(self, template: str, **context: Any) -> str:
         return self.env.get_template(template).render(**context)
 
-    def project_page(self, detail: ProjectDetail, *, generated_at: datetime | None = None) -> str:
+    def project_page(
+        self,
+        detail: ProjectDetail,
+        *,
+        generated_at: datetime | None = None,
+        changes: Changes | None = None,
+    ) -> str:
         """The project page; with ``generated_at``, the standalone report of that moment: the
         stylesheet inline, no script, no link (see ``auditor.presentation.report``)."""
         charts = [
@@ -105,8 +113,17 @@ class Renderer:
                 "generated_at": format_time(generated_at),
                 "inline_css": Markup(css),
             }
+        cards = [m for m in headline() if not m.ordinal or ordinal]
+        lead = cards[0] if cards else None
+        headline_text = (
+            headline_sentence(lead.short, latest.get("measures", {}).get(lead.name), lead.band)
+            if lead is not None and latest
+            else None
+        )
         return self.page(
             "project.html",
+            headline_text=headline_text,
+            changes=changes,
             title=detail.card.name,
             detail=detail,
             card=detail.card,

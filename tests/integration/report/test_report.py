@@ -96,3 +96,22 @@ def test_errors_name_the_problem(cli, tmp_path: Path) -> None:
     assert not (tmp_path / "x.png").exists()
     result = cli("report", "demo", "--out", str(tmp_path / "x.pdf"))
     assert result.exit_code == 2 and "name it .html" in result.stderr
+
+
+def test_report_opens_with_attention_and_says_what_changed_since(
+    cli, seeded: str, tmp_path: Path
+) -> None:
+    """issue 27: the report a lead mails: who needs attention first, the headline with its
+    band and meaning, and what changed over ``--since``."""
+    out = tmp_path / "monday.html"
+    result = cli("report", "demo", "--out", str(out), "--since", "2d")
+    assert result.exit_code == 0, result.output
+    html = out.read_text(encoding="utf-8")
+    assert html.index('id="attention"') < html.index('id="changes"') < html.index("data-headline")
+    assert html.index("data-headline") < html.index('data-table="raters"')
+    headline = re.search(r"data-headline>([^<]+)<", html)
+    assert headline is not None and "Landis-Koch" in headline.group(1)
+    assert re.search(r'<tr data-change="kappa_s">', html)
+    assert "Compared with the cumulative snapshot of" in html
+    bad = cli("report", "demo", "--out", str(out), "--since", "a week")
+    assert bad.exit_code == 2 and "--since: not a duration" in bad.output
