@@ -112,3 +112,5 @@ def test_run_once_banner_hides_the_password(tmp_path: Path) -> None:
     result = _auditor(url, "run", "--once")
     assert result.returncode == 0, result.stderr
     assert "one scan of sqlite:///" in result.stderr and "Ctrl-C" not in result.stderr
+    # issue 27: it says what the scan did
+    assert "scan done: no project due for a recompute" in result.stdout, result.stdout
