@@ -277,8 +277,14 @@ def _card(uow: UnitOfWork, project: ProjectRecord) -> ProjectCard:
     return _card_of(uow, project, _latest(uow, project.id, CUMULATIVE))
 
 
-def _card_of(uow: UnitOfWork, project: ProjectRecord, latest: dict[str, Any] | None) -> ProjectCard:
-    """The project's card, given its latest cumulative snapshot (read once per page)."""
+def _card_of(
+    uow: UnitOfWork,
+    project: ProjectRecord,
+    latest: dict[str, Any] | None,
+    counts: dict[str, int] | None = None,
+) -> ProjectCard:
+    """The project's card, given its latest cumulative snapshot and its snapshot counts per
+    scope when the caller read them already (each read once per page)."""
     measures = (latest or {}).get("measures", {})
     return ProjectCard(
         slug=project.slug,
@@ -287,7 +293,9 @@ def _card_of(uow: UnitOfWork, project: ProjectRecord, latest: dict[str, Any] | N
         as_of=latest["snapshot"]["as_of"] if latest else None,
         kappa_s=measures.get("kappa_s"),
         rho=measures.get("rho"),
-        n_snapshots=sum(uow.snapshots.count_snapshots(project.id).values()),
+        n_snapshots=sum(
+            (counts if counts is not None else uow.snapshots.count_snapshots(project.id)).values()
+        ),
         alerts=read_alerts(uow, project.slug),
     )
 
@@ -462,7 +470,8 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
         scopes = _scopes(row)
         window_scope = next((s for s in scopes if s != CUMULATIVE), None)
         latest = _latest(uow, row.id, CUMULATIVE)
-        card = _card_of(uow, row, latest)
+        counts = uow.snapshots.count_snapshots(row.id)
+        card = _card_of(uow, row, latest, counts)
         latest_window = (
             _latest_at(uow, row.id, window_scope, None) if window_scope is not None else None
         )
@@ -509,7 +518,7 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
             attention_minor=attention_minor,
             flags={a.subject: a.tags for a in listed},
             pair_summary=summarize(labels, pairs) if len(labels) > MATRIX_LIMIT else None,
-            snapshot_counts=uow.snapshots.count_snapshots(row.id),
+            snapshot_counts=counts,
         )
 
 
