@@ -88,3 +88,17 @@ def test_the_stated_statuses(world: World) -> None:
     assert other.status_code == 404
     assert "no key or an unknown one is 401" in text
     assert world.client.get("/api/v1/key").status_code == 401
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_bare_list_body_says_to_send_an_object(world: World) -> None:
+    """issue 27: a bare list got "Input should be a valid dictionary"."""
+    response = world.client.post(
+        "/api/v1/projects/alpha/labels",
+        headers=world.auth("alpha", "ingest"),
+        json=[{"item": "i", "rater": "r", "label": "normal"}],
+    )
+    assert response.status_code == 422
+    message = response.json()["error"]["message"]
+    assert message.startswith("the body must be a JSON object, got a JSON array")
+    assert '{"labels": [...]}' in message
