@@ -288,7 +288,7 @@ BAND_MEANING = {
     "slight": "the raters agree barely more than chance",
     "fair": "the raters agree somewhat beyond chance; not enough to rely on the labels",
     "moderate": "the raters agree clearly beyond chance, but often disagree",
-    "substantial": "the raters agree well beyond chance; the labels can be relied on for most uses",
+    "substantial": "the raters agree well beyond chance",
     "almost perfect": "the raters agree nearly always beyond what chance explains",
     "unacceptable": "too unreliable to draw conclusions from the labels",
     "tentative": "reliable enough for tentative conclusions only",

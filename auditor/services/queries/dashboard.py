@@ -220,6 +220,8 @@ class RaterDetail:
     categories: tuple[str, ...] = ()
     confusion: tuple[tuple[float | None, ...], ...] = ()
     confusion_n: tuple[int, ...] = ()
+    # why she needs attention, as on the project page (None: she does not)
+    attention: Attention | None = None
 
 
 def _point(row: HistoryPointRow) -> Point:
@@ -452,6 +454,58 @@ def _attention(
     return tuple(shown), max(0, len(major) - MAX_LISTED), minor, listed
 
 
+def _own_attention(
+    uow: UnitOfWork,
+    project_id: int,
+    card: ProjectCard,
+    latest: dict[str, Any],
+    window: dict[str, Any] | None,
+    window_scope: str | None,
+    rater: str,
+    kind: str,
+) -> Attention | None:
+    """Her entry of the project's attention list (the same rules, her values only)."""
+    section = "raters" if kind == "human" else "models"
+    if card.as_of is None or rater not in latest.get(section, {}):
+        return None
+
+    def only(snapshot: dict[str, Any] | None) -> dict[str, Any] | None:
+        if snapshot is None:
+            return None
+        return {section: {rater: snapshot.get(section, {}).get(rater, {})}}
+
+    before = None
+    recent: dict[tuple[str, str], dict[str, tuple[Point, ...]]] = {}
+    if window_scope is not None:
+        before = _latest_at(uow, project_id, window_scope, card.as_of - timedelta(days=7))
+        if kind == "human":
+            since = card.as_of - ATTENTION_SPAN
+            recent[(kind, rater)] = {
+                metric: _series(uow, project_id, metric, "rater", rater, window_scope, since)
+                for metric in ATTENTION_METRICS["human"]
+            }
+    subject = f"{'rater' if kind == 'human' else 'model'}:{rater}"
+    found = needs_attention(
+        latest=only(latest),
+        window=only(window),
+        window_before=only(before),
+        window_title=_scope_title(window_scope) if window_scope else "cumulative",
+        states=[s for s in card.alerts.states if s.subject == subject],
+        changes=[c for c in card.alerts.changes if c.subject == subject],
+        rule_metrics=card.alerts.rule_metrics,
+        as_of=card.as_of,
+        recent=recent,
+    )
+    if not found or window_scope is None:
+        return found[0] if found else None
+    series = recent.get((kind, rater), {})
+    charts = tuple(
+        MetricHistory(metric, metric, (ScopeSeries(window_scope, points),))
+        for metric, points in series.items()
+    )
+    return dated(replace(found[0], charts=charts), window_scope)
+
+
 def _scope_title(scope: str) -> str:
     return "cumulative" if scope == CUMULATIVE else f"last {scope[:-1]} days"
 
@@ -551,6 +605,9 @@ def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
             raise NotFound(f"project {slug!r} has no rater {rater!r} in any snapshot")
         latest_window = _latest(uow, row.id, window_scope)
         rater_row = _rater_row(uow, row.id, rater, kind, latest, latest_window, window_scope)
+        mine_attention = _own_attention(
+            uow, row.id, card, latest, latest_window, window_scope, rater, kind
+        )
         charts = _histories(uow, row.id, metrics, subject_kind, rater, scopes)
         _, pairs = _pairs(latest)
         mine = tuple(p for p in pairs if rater in (p.rater_a, p.rater_b))
@@ -569,4 +626,5 @@ def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
             categories=tuple(latest.get("categories", ())),
             confusion=tuple(tuple(row) for row in own.get("confusion", ())),
             confusion_n=tuple(own.get("confusion_n", ())),
+            attention=mine_attention,
         )

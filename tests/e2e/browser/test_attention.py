@@ -73,3 +73,12 @@ def test_after_the_bad_week_r07_is_still_first(tmp_path: Path) -> None:
     assert "is back at" in first.sentence, first.sentence
     html = Renderer().project_page(detail)
     assert html.index('id="attention"') < html.index('data-table="raters"')
+
+
+def test_her_page_says_why_she_needs_attention(server, page):
+    page, watch = page
+    assert page.goto(f"{server.base_url}/projects/{DEMO.slug}/raters/r07").status == 200
+    said = page.locator("[data-rater-attention]")
+    assert said.count() == 1
+    assert "Agreement with the group fell to" in said.inner_text()
+    assert watch.errors == []
