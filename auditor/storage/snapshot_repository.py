@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, exists, func, or_, select, text
+from sqlalchemy import and_, exists, func, or_, select, text, type_coerce
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
@@ -264,6 +264,37 @@ class SnapshotRepository:
             return None
         found = dict(row._mapping)
         return {"id": found.pop("id"), "result": {k: v for k, v in found.items() if v is not None}}
+
+    def snapshot_without_at(
+        self, project_id: int, scope: str, at: datetime | None, key: str
+    ) -> dict[str, Any] | None:
+        """``snapshot_at`` with one top-level part of the result left out by the database
+        (a page of many raters does not read and parse tens of thousands of pairs)."""
+        bind = self.db if isinstance(self.db, Connection) else self.db.get_bind()
+        trimmed: Any
+        if bind.dialect.name == "postgresql":
+            trimmed = Snapshot.result.op("-")(key)
+        else:
+            trimmed = func.json_remove(Snapshot.result, f"$.{key}")
+        columns = [getattr(Snapshot, name) for name in snapshot_columns() if name != "result"]
+        query = select(*columns, type_coerce(trimmed, Snapshot.result.type).label("result"))
+        query = query.where(Snapshot.project_id == project_id, Snapshot.scope == scope)
+        if at is not None:
+            query = query.where(Snapshot.as_of <= at)
+        row = self.db.execute(
+            query.order_by(Snapshot.as_of.desc(), Snapshot.tick.desc()).limit(1)
+        ).first()
+        return None if row is None else dict(row._mapping)
+
+    def pair_points(self, snapshot_id: int, metric: str) -> list[tuple[str, Any]]:
+        """(subject id "a|b", (value, ci_low, ci_high, n, reason)) of one snapshot's pairs."""
+        p = MetricPoint
+        rows = self.db.execute(
+            select(p.subject_id, p.value, p.ci_low, p.ci_high, p.n, p.reason).where(
+                p.snapshot_id == snapshot_id, p.metric == metric, p.subject_kind == "pair"
+            )
+        )
+        return [(row[0], tuple(row[1:])) for row in rows]
 
     def count_snapshots(self, project_id: int) -> dict[str, int]:
         rows = self.db.execute(

@@ -24,7 +24,12 @@ from auditor.services.queries.attention import (
     natural_key,
     needs_attention,
 )
-from auditor.services.queries.pairs import MATRIX_LIMIT, PairSummary, summarize
+from auditor.services.queries.pairs import (
+    MATRIX_LIMIT,
+    PairSummary,
+    summarize,
+    summarize_rows,
+)
 from auditor.services.queries.reverts import RevertMark, chart_reverts
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
 from auditor.stats.catalogue import charts_for, sparkline_metric
@@ -261,10 +266,16 @@ def _many(
     return {subject: tuple(_point(r) for r in rows) for (subject, _), rows in found.items()}
 
 
-def _latest(uow: UnitOfWork, project_id: int, scope: str | None) -> dict[str, Any] | None:
+def _latest(
+    uow: UnitOfWork, project_id: int, scope: str | None, *, pairs: bool = True
+) -> dict[str, Any] | None:
+    """The latest snapshot of ``scope``; ``pairs`` False: without its ``pairwise_cohen``."""
     if scope is None:
         return None
-    found = uow.snapshots.snapshot_at(project_id, scope, None)
+    if pairs:
+        found = uow.snapshots.snapshot_at(project_id, scope, None)
+    else:
+        found = uow.snapshots.snapshot_without_at(project_id, scope, None, "pairwise_cohen")
     if found is None:
         return None
     result = {**found["result"], "snapshot": {k: v for k, v in found.items() if k != "result"}}
@@ -523,7 +534,7 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
         row = uow.require_project(slug)
         scopes = _scopes(row)
         window_scope = next((s for s in scopes if s != CUMULATIVE), None)
-        latest = _latest(uow, row.id, CUMULATIVE)
+        latest = _latest(uow, row.id, CUMULATIVE, pairs=False)
         counts = uow.snapshots.count_snapshots(row.id)
         card = _card_of(uow, row, latest, counts)
         latest_window = (
@@ -545,7 +556,7 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
                             uow, row.id, rater, kind, latest, latest_window, window_scope, lines
                         )
                     )
-        labels, pairs = _pairs(latest)
+        labels, pairs, pair_summary = _page_pairs(uow, row.id, latest)
         attention, attention_more, attention_minor, listed = _attention(
             uow, row.id, card, latest, latest_window, window_scope, scopes
         )
@@ -571,9 +582,41 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
             attention_more=attention_more,
             attention_minor=attention_minor,
             flags={a.subject: a.tags for a in listed},
-            pair_summary=summarize(labels, pairs) if len(labels) > MATRIX_LIMIT else None,
+            pair_summary=pair_summary,
             snapshot_counts=counts,
         )
+
+
+def _page_pairs(
+    uow: UnitOfWork, project_id: int, latest: dict[str, Any] | None
+) -> tuple[tuple[str, ...], tuple[PairCell, ...], PairSummary | None]:
+    """The pairs of the latest cumulative snapshot (read without them): up to MATRIX_LIMIT
+    raters its JSON's cells (the heat map shows every field); above it only the summary, from
+    its pair points (one indexed read of plain columns, no object per pair)."""
+    if not latest:
+        return (), (), None
+    if len(latest.get("raters", {})) <= MATRIX_LIMIT:
+        found = uow.snapshots.snapshot_parts_at(
+            project_id, CUMULATIVE, latest["snapshot"]["as_of"], ("pairwise_cohen",)
+        )
+        labels, cells = _pairs((found or {}).get("result"))
+        summary = summarize(labels, cells) if len(labels) > MATRIX_LIMIT else None
+        return labels, cells, summary
+    rows = []
+    for subject, (value, low, high, n, reason) in uow.snapshots.pair_points(
+        latest["snapshot"]["id"], "cohen_kappa"
+    ):
+        a, _, b = subject.partition("|")
+        rows.append((a, b, value, n, (a, b, low, high, reason)))
+    labels = tuple(sorted({r[0] for r in rows} | {r[1] for r in rows}, key=natural_key))
+    summary = summarize_rows(labels, rows)
+    weakest = tuple(
+        PairCell(a, b, {"value": value, "ci_low": low, "ci_high": high, "reason": reason}, n)
+        for a, b, value, n, (_, _, low, high, reason) in (
+            next(r for r in rows if r[4] is w) for w in summary.weakest
+        )
+    )
+    return labels, (), replace(summary, weakest=weakest)
 
 
 def project_pairs(uow: UnitOfWork, slug: str) -> tuple[PairCell, ...]:

@@ -42,20 +42,27 @@ class PairSummary:
 
 def summarize(labels: Sequence[str], pairs: Sequence[Any]) -> PairSummary:
     """The summary of ``pairs`` (``PairCell``s: rater_a, rater_b, kappa, n_items)."""
+    rows = [(c.rater_a, c.rater_b, (c.kappa or {}).get("value"), c.n_items, c) for c in pairs]
+    return summarize_rows(labels, rows)
+
+
+def summarize_rows(labels: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> PairSummary:
+    """The summary of plain rows (rater_a, rater_b, kappa value or None, shared items, and
+    what to list among the weakest pairs): no object per pair beyond the row."""
     values: dict[str, list[tuple[float, str]]] = {name: [] for name in labels}
     undefined: dict[str, int] = dict.fromkeys(labels, 0)
-    for cell in pairs:
-        value = (cell.kappa or {}).get("value")
-        for me, other in ((cell.rater_a, cell.rater_b), (cell.rater_b, cell.rater_a)):
-            if value is None:
-                undefined[me] = undefined.get(me, 0) + 1
-            else:
-                values.setdefault(me, []).append((float(value), other))
-    rows = []
+    for a, b, value, _, _ in rows:
+        if value is None:
+            undefined[a] = undefined.get(a, 0) + 1
+            undefined[b] = undefined.get(b, 0) + 1
+        else:
+            values.setdefault(a, []).append((value, b))
+            values.setdefault(b, []).append((value, a))
+    raters = []
     for name, mine in values.items():
         numbers = [v for v, _ in mine]
         low = min(mine) if mine else None
-        rows.append(
+        raters.append(
             RaterPairs(
                 name,
                 statistics.fmean(numbers) if numbers else None,
@@ -66,16 +73,12 @@ def summarize(labels: Sequence[str], pairs: Sequence[Any]) -> PairSummary:
                 undefined.get(name, 0),
             )
         )
-    rows.sort(
+    raters.sort(
         key=lambda r: (r.mean is None, r.mean if r.mean is not None else 0.0, natural_key(r.rater))
     )
-    defined = [
-        c
-        for c in pairs
-        if (c.kappa or {}).get("value") is not None and (c.n_items or 0) >= MIN_SHARED
-    ]
-    weakest = sorted(defined, key=lambda c: c.kappa["value"])[:WEAKEST]
-    return PairSummary(tuple(rows), tuple(weakest), len(pairs))
+    defined = [r for r in rows if r[2] is not None and (r[3] or 0) >= MIN_SHARED]
+    weakest = tuple(r[4] for r in sorted(defined, key=lambda r: r[2])[:WEAKEST])
+    return PairSummary(tuple(raters), weakest, len(rows))
 
 
 COLUMNS = ("rater_a", "rater_b", "kappa", "ci_low", "ci_high", "n_items", "reason")
