@@ -619,6 +619,31 @@ def _page_pairs(
     return labels, (), replace(summary, weakest=weakest)
 
 
+def _her_pairs(uow: UnitOfWork, latest: dict[str, Any], rater: str) -> tuple[PairCell, ...]:
+    """Her row of the pairwise matrix: from the snapshot's pair points (``cohen_kappa`` and,
+    on ordinal scales, ``cohen_w``), not from parsing every pair of its JSON."""
+    snapshot_id = latest["snapshot"]["id"]
+
+    def hers(metric: str) -> dict[tuple[str, str], dict[str, Any]]:
+        found = {}
+        for subject, (value, low, high, n, reason) in uow.snapshots.pair_points(
+            snapshot_id, metric
+        ):
+            a, _, b = subject.partition("|")
+            if rater in (a, b):
+                found[(a, b)] = {
+                    "value": value, "ci_low": low, "ci_high": high, "n": n, "reason": reason,
+                }  # fmt: skip
+        return found
+
+    kappas = hers("cohen_kappa")
+    weighted = hers("cohen_w") if latest.get("scale") == "ordinal" else {}
+    return tuple(
+        PairCell(a, b, kappa, kappa.get("n"), weighted.get((a, b)))
+        for (a, b), kappa in kappas.items()
+    )
+
+
 def project_pairs(uow: UnitOfWork, slug: str) -> tuple[PairCell, ...]:
     """Every pair of the latest cumulative snapshot (the full matrix, for a download)."""
     with uow:
@@ -632,7 +657,7 @@ def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
         card = _card(uow, row)
         scopes = _scopes(row)
         window_scope = next((s for s in scopes if s != CUMULATIVE), None)
-        latest = _latest(uow, row.id, CUMULATIVE)
+        latest = _latest(uow, row.id, CUMULATIVE, pairs=False)
         if latest is None:
             raise NotFound(f"project {slug!r} has no snapshot yet, so no rater {rater!r}")
         if rater in latest.get("raters", {}):
@@ -652,8 +677,7 @@ def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
             uow, row.id, card, latest, latest_window, window_scope, rater, kind
         )
         charts = _histories(uow, row.id, metrics, subject_kind, rater, scopes)
-        _, pairs = _pairs(latest)
-        mine = tuple(p for p in pairs if rater in (p.rater_a, p.rater_b))
+        mine = _her_pairs(uow, latest, rater)
         meta = latest["snapshot"]
         own = latest.get("raters", {}).get(rater, {})
         return RaterDetail(
