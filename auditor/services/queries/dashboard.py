@@ -287,7 +287,7 @@ def _latest(
 
 
 def _card(uow: UnitOfWork, project: ProjectRecord) -> ProjectCard:
-    return _card_of(uow, project, _latest(uow, project.id, CUMULATIVE))
+    return _card_of(uow, project, _latest(uow, project.id, CUMULATIVE, pairs=False))
 
 
 def _card_of(
@@ -654,10 +654,10 @@ def project_pairs(uow: UnitOfWork, slug: str) -> tuple[PairCell, ...]:
 def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
     with uow:
         row = uow.require_project(slug)
-        card = _card(uow, row)
         scopes = _scopes(row)
         window_scope = next((s for s in scopes if s != CUMULATIVE), None)
         latest = _latest(uow, row.id, CUMULATIVE, pairs=False)
+        card = _card_of(uow, row, latest)
         if latest is None:
             raise NotFound(f"project {slug!r} has no snapshot yet, so no rater {rater!r}")
         if rater in latest.get("raters", {}):
