@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from markupsafe import Markup
+
 from auditor.charts import (
     THRESHOLDS,
     ChartPoint,
@@ -306,3 +308,22 @@ def headline_sentence(label: str, measure: dict[str, Any] | None, scale: str | N
     meaning = BAND_MEANING.get(band, "")
     text = f"{label} {format_measure(measure)}: {band}{scale_name}"
     return f"{text}: {meaning}." if meaning else f"{text}."
+
+
+def measure_html(m: dict[str, Any] | None) -> Markup:
+    """A measure cell: the value with its interval, n, band and any missing interval's reason
+    in the tooltip; "undefined: why"; "not measured". The ``measure`` macro of
+    ``macros.html`` in Python: a page of 200 raters renders thousands of them."""
+    if m and m.get("value") is not None:
+        title = f"n = {m['n']}" if m.get("n") is not None else ""
+        if m.get("band"):
+            title += f"; {m['band']}"
+        if m.get("ci_reason") and m.get("ci_low") is None:
+            title += f"; no interval: {m['ci_reason']}"
+        return Markup('<span title="{}">{}</span>').format(title, format_measure(m))
+    if m:
+        reason = m.get("reason")
+        return Markup('<span class="undefined" title="{}">undefined{}</span>').format(
+            reason or "undefined", f": {reason}" if reason else ""
+        )
+    return Markup('<span class="undefined">not measured</span>')

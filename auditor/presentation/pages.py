@@ -20,6 +20,7 @@ from auditor.presentation.figures import (
     headline_sentence,
     history_chart,
     legend_facts,
+    measure_html,
     pair_heatmap,
     rater_sparkline,
     scope_color,
@@ -52,6 +53,9 @@ class Renderer:
         self.env.globals["scope_title"] = scope_title
         self.env.globals["scope_color"] = scope_color
         self.env.globals["has_thresholds"] = has_thresholds
+        # the measure cell in Python (the macro of the same name delegates to it)
+        self.env.globals["measure"] = measure_html
+        self.env.globals["measure_html"] = measure_html
 
     def page(self, template: str, **context: Any) -> str:
         return self.env.get_template(template).render(**context)

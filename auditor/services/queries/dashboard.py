@@ -611,7 +611,9 @@ def _page_pairs(
     labels = tuple(sorted({r[0] for r in rows} | {r[1] for r in rows}, key=natural_key))
     summary = summarize_rows(labels, rows)
     weakest = tuple(
-        PairCell(a, b, {"value": value, "ci_low": low, "ci_high": high, "reason": reason}, n)
+        PairCell(
+            a, b, {"value": value, "ci_low": low, "ci_high": high, "n": n, "reason": reason}, n
+        )
         for a, b, value, n, (_, _, low, high, reason) in (
             next(r for r in rows if r[4] is w) for w in summary.weakest
         )
