@@ -133,7 +133,18 @@ def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
     details = []
     for err in exc.errors():
         location = [str(part) for part in err.get("loc", ())]
-        detail: dict[str, Any] = {"location": location, "message": str(err.get("msg", "invalid"))}
+        message = str(err.get("msg", "invalid"))
+        if err.get("type") in ("dict_type", "model_attributes_type") and tuple(
+            err.get("loc", ())
+        ) == ("body",):
+            # issue 27: a bare list where the route takes an object
+            got = type(err.get("input")).__name__
+            shown = {"list": "a JSON array", "str": "a JSON string"}.get(got, f"a JSON {got}")
+            message = (
+                f"the body must be a JSON object, got {shown}: wrap it, e.g. "
+                '{"labels": [...]} for POST labels'
+            )
+        detail: dict[str, Any] = {"location": location, "message": message}
         # A label of a batch: name the row (1-based, as content errors do) and the field.
         loc = err.get("loc", ())
         if len(loc) >= 3 and loc[:2] == ("body", "labels") and isinstance(loc[2], int):
@@ -184,7 +195,10 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return error_response(422, "the request is not valid", details=_validation_details(exc))
+        details = _validation_details(exc)
+        first = details[0]["message"] if len(details) == 1 else None
+        summary = first if first and first.startswith("the body must be") else None
+        return error_response(422, summary or "the request is not valid", details=details)
 
     @app.exception_handler(AuditorError)
     async def _auditor_error(request: Request, exc: AuditorError) -> JSONResponse:

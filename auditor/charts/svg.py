@@ -25,14 +25,22 @@ from auditor.charts.undefined import undefined_markers
 from auditor.charts.values import ChartPoint, ChartSeries, HeatCell
 
 # Krippendorff's conventions: accept data at alpha >= 0.800, tentative conclusions >= 0.667.
-THRESHOLDS: tuple[tuple[float, str], ...] = ((0.667, "0.667 tentative"), (0.800, "0.800 reliable"))
+THRESHOLDS: tuple[tuple[float, str], ...] = (
+    (0.667, "0.667 tentative"),
+    (0.800, "0.800 acceptable"),
+)
 
-# The right margin holds the reference-line labels ("0.800 reliable"), clear of the data.
-_PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 48, 92, 12, 28
+# The right margin holds the reference-line labels ("0.800 acceptable"), clear of the data.
+_PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 48, 112, 12, 28
 # The first and last times sit this far in from the plot's ends: a marker there (an undefined
 # point on the axis) stays clear of the value labels left of the plot and of the margin.
 _INSET = 12
 _REFERENCE = "#b22222"
+# Above this many defined points a series is drawn as its line and band only: a marker (and
+# tooltip) per point would cost more bytes than the rest of the page and not be told apart.
+DOT_LIMIT = 80
+# A sparkline marks its points up to this many, then only its last one.
+SPARK_DOT_LIMIT = 30
 _MARK = "#555555"
 _AXIS = "#888"
 _GRID = "#e5e5e5"
@@ -156,6 +164,27 @@ def _marks(
     return out
 
 
+def _shades(
+    frame: _Frame, times: list[datetime], spans: Sequence[tuple[datetime, datetime, str]]
+) -> list[str]:
+    """A light red rectangle behind the data per span (an alert episode), clipped to the
+    time range drawn; its tooltip says what it is."""
+    if not times:
+        return []
+    first, last = min(times), max(times)
+    out = []
+    for start, end, text in spans:
+        if end < first or start > last:
+            continue
+        x0, x1 = frame.x(max(start, first)), frame.x(min(end, last))
+        out.append(
+            f'<rect data-shade="{start.isoformat()}" x="{x0:.1f}" y="{_PAD_TOP}" '
+            f'width="{max(x1 - x0, 2.0):.1f}" height="{frame.bottom - _PAD_TOP:.1f}" '
+            f'fill="{_REFERENCE}" fill-opacity="0.12"><title>{escape(text)}</title></rect>'
+        )
+    return out
+
+
 def _band(frame: _Frame, series: ChartSeries) -> list[str]:
     """One polygon per run of consecutive points that all have an interval."""
     runs: list[list[tuple[datetime, float, float]]] = [[]]  # (at, ci_low, ci_high)
@@ -209,8 +238,9 @@ def _line_and_points(frame: _Frame, series: ChartSeries, chart_id: str) -> list[
             f'data-time="{p.at.isoformat()}"'
         )
 
+    dense = sum(p.value is not None for p in series.points) > DOT_LIMIT
     for p in series.points:
-        if p.value is not None:
+        if p.value is not None and not dense:
             out.append(
                 f'<circle {common(p)} data-value="{p.value:.6g}" cx="{frame.x(p.at):.1f}" '
                 f'cy="{frame.y(p.value):.1f}" r="3" fill="{series.color}"><title>'
@@ -239,18 +269,24 @@ def line_chart(
     width: int = 640,
     height: int = 240,
     marks: Sequence[tuple[datetime, str, str]] = (),
+    shaded: Sequence[tuple[datetime, datetime, str]] = (),
+    settle: int = 0,
 ) -> str:
     """A time-series chart: one line per series (dashed ones for rolling windows), its
     interval as a shaded band, reference lines, and a marker per point (hollow on the axis
     when undefined). The value range fits the points and their intervals; a reference line
     that would flatten the data is left out (``data-thresholds`` lists those drawn).
     ``marks``: (moment, label, tooltip) to mark with a vertical line (an import reverted), drawn
-    when they fall between the first and the last point."""
+    when they fall between the first and the last point. ``shaded``: (start, end, tooltip)
+    spans shaded behind the data (an alert's episodes). ``settle``: the first points of each
+    series are drawn but do not set the value range when the series has more than twice as
+    many (a young project's first snapshots carry wide intervals that would flatten the rest).
+    """
     times = [p.at for s in series for p in s.points]
     values = [
         v
         for s in series
-        for p in s.points
+        for p in (s.points[settle:] if len(s.points) > 2 * settle else s.points)
         if p.value is not None
         for v in (p.value, p.ci_low, p.ci_high)
         if v is not None
@@ -267,6 +303,7 @@ def line_chart(
         f'data-y-range="{low:.4f} {high:.4f}" viewBox="0 0 {width} {height}" '
         f'width="{width}" height="{height}" role="img" aria-label="{escape(title or chart_id)}">',
         f"<title>{escape(title or chart_id)}</title>",
+        *_shades(frame, times, shaded),
         *_axes(frame, times),
         *_references(frame, drawn),
         *_marks(frame, times, marks),
@@ -306,7 +343,8 @@ def sparkline(
     if len(coordinates) > 1:
         line = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in coordinates)
         body.append(f'<polyline points="{line}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>')
-    for x, y, p in coordinates:
+    marked = coordinates if len(coordinates) <= SPARK_DOT_LIMIT else coordinates[-1:]
+    for x, y, p in marked:
         body.append(
             f'<circle data-point="{escape(chart_id)}" data-value="{p.value:.6g}" '
             f'data-time="{p.at.isoformat()}" cx="{x:.1f}" cy="{y:.1f}" r="1.6" fill="#1f77b4">'

@@ -63,7 +63,8 @@ def timeline(
     chart_id: str, spans: Sequence[TimelineSpan], *, width: int = 1200, lane_height: int = 24
 ) -> str:
     """One lane per alert rule and subject; coloured spans show the state over time."""
-    lanes = sorted(dict.fromkeys(s.lane for s in spans))
+    # lanes in the order given (the caller puts firing and recent episodes first)
+    lanes = list(dict.fromkeys(s.lane for s in spans))
     widest = max((label_width(x, _LANE_FONT) for x in lanes), default=40.0)
     label_w = min(widest, width * 0.35) + 16
     top = _LEGEND_HEIGHT + 4

@@ -192,7 +192,10 @@ app = typer.Typer(
     cls=_Root,
     callback=_root_options,
     name="auditor",
-    help="Annotation audit service: how far raters agree beyond chance, and for how long.",
+    help="Annotation audit service: how far raters agree beyond chance, and for how long.\n\n"
+    "The database is AUDITOR_DATABASE_URL (default: sqlite:///auditor.db in the current "
+    "directory; e.g. postgresql+psycopg://user:password@host/db); every AUDITOR_* setting is "
+    "in the README's Configuration section.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 USER_ERROR = 1
 
 
+def count(n: int, word: str, plural: str | None = None) -> str:
+    """``1 row``, ``2 rows``, ``0 rows`` (issue 27: "1 rows")."""
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
 def fail(message: str, code: int = USER_ERROR) -> NoReturn:
     """Print an error to stderr and exit with ``code`` (1: bad input, 2: usage)."""
     typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)

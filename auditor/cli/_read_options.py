@@ -79,12 +79,22 @@ def notices(reader: LabelFileReader) -> list[str]:
     if reader.ignored_columns:
         names = ", ".join(repr(name) for name in reader.ignored_columns)
         lines.append(f"{reader.path.name}: ignored column(s) {names} (--strict refuses them)")
-    if reader.skipped or reader.ignored_results:
+    if reader.skipped:
         # "(s)" after a reason, unless it ends with its own explanation in parentheses
         parts = [
             f"{n} {reason}" + ("" if reason.endswith(")") else "(s)")
             for reason, n in sorted(reader.skipped.items())
         ]
-        parts += [f"{n} '{kind}' result(s)" for kind, n in sorted(reader.ignored_results.items())]
-        lines.append(f"{reader.path.name}: skipped {', '.join(parts)}")
+        if parts:
+            lines.append(f"{reader.path.name}: skipped {', '.join(parts)}")
+    if reader.ignored_results:
+        # issue 27: "skipped 180 'textarea' result(s)" read like lost labels
+        kinds = ", ".join(
+            f"{n} '{kind}' result{'s' if n != 1 else ''}"
+            for kind, n in sorted(reader.ignored_results.items())
+        )
+        lines.append(
+            f"{reader.path.name}: left out {kinds}: answers of other kinds than the label "
+            "choices (free text, ratings of something else); no label of the project is lost"
+        )
     return lines

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from auditor.cli._common import confirm, unit_of_work
+from auditor.cli._common import confirm, count, unit_of_work
 from auditor.cli._remote import remote_client
 
 if TYPE_CHECKING:
@@ -19,10 +19,11 @@ def _line(view: ImportView) -> str:
     state = ""
     if view.reverted_at is not None:
         when = view.reverted_at.isoformat(timespec="seconds")
-        state = f"reverted {when} ({view.reverted_labels} labels)"
+        state = f"reverted {when} ({count(view.reverted_labels or 0, 'label')})"
     return (
         f"{view.id}\t{view.created_at.isoformat(timespec='seconds')}\t{view.source}\t"
-        f"{view.rows} rows, {view.inserted} inserted, {view.duplicates} duplicates\t"
+        f"{count(view.rows, 'row')}, {view.inserted} inserted, "
+        f"{count(view.duplicates, 'duplicate')}\t"
         f"{view.created_by}\t{state}"
     ).rstrip()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import typer
 
+from auditor.cli._common import count
 from auditor.cli._read_options import (
     BATCH_SIZE,
     DELIMITER,
@@ -50,15 +51,15 @@ def summary(path: Path, result: ImportResult, where: Callable[[int], str] | None
         )
     if not result.rejected:
         return (
-            f"{path.name}: {result.rows} rows, {result.inserted} inserted, "
-            f"{result.duplicates} duplicates, 0 rejected (import {result.import_id})"
+            f"{path.name}: {count(result.rows, 'row')}, {result.inserted} inserted, "
+            f"{count(result.duplicates, 'duplicate')}, 0 rejected (import {result.import_id})"
         )
     lines = [f"  {error.located(where)}" for error in result.errors]
     if result.error_count > len(result.errors):
         lines.append(f"  ... and {result.error_count - len(result.errors)} more")
     lines.append(
-        f"{path.name}: {result.rows} rows, {result.bad_rows} rejected "
-        f"({result.error_count} errors); nothing was imported"
+        f"{path.name}: {count(result.rows, 'row')}, {result.bad_rows} rejected "
+        f"({count(result.error_count, 'error')}); nothing was imported"
     )
     return "\n".join(lines)
 
@@ -76,7 +77,7 @@ def run_import(
     result and the reader (which names the rows of its errors)."""
     settings = get_settings()
     size = batch_size or settings.import_batch_size
-    reader = LabelFileReader(path, size, file_format, options)
+    reader = LabelFileReader(path, size, file_format, options, refuse_empty=True)
     if reader.format == LABEL_STUDIO:
         # one mapping for the webhook, the sync and the import: the project's settings
         given = reader.options.label_studio

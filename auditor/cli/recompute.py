@@ -120,18 +120,7 @@ def recompute(
     )
     if result.status == "locked":
         fail(f"another recompute of {project!r} is running; try again when it ends")
-    for decision in result.decisions:
-        typer.echo(f"{decision.scope.name:<11} {decision.reason}")
-    if result.written:
-        written = ", ".join(f"{w.scope} ({w.n_labels} labels)" for w in result.written)
-        typer.echo(
-            f"tick {result.tick}: wrote {written} in "
-            f"{result.load_seconds + result.compute_seconds + result.write_seconds:.2f} s "
-            f"(load {result.load_seconds:.2f}, compute {result.compute_seconds:.2f}, "
-            f"write {result.write_seconds:.2f})"
-        )
-    else:
-        typer.echo(f"tick {result.tick}: nothing to write ({result.status})")
+    typer.echo(describe_recompute(project, result))
     if rebuild:
         verified = rebuild_verified(uow, project_id)
         if verified is None:
@@ -139,6 +128,36 @@ def recompute(
         typer.echo(_render_verification(verified))
         if not verified.agrees:
             raise typer.Exit(1)
+
+
+def describe_recompute(project: str, result: Any) -> str:
+    """What a recompute did, success first: "recomputed demo at tick 5: wrote ..." with why
+    each scope was (not) written on the lines below; "nothing changed" only when nothing did
+    (issue 27: "never computed" lines printed first read like errors)."""
+    why = "; ".join(f"{d.scope.name}: {d.reason}" for d in result.decisions)
+    if result.written:
+        written = ", ".join(
+            f"{w.scope} ({w.n_labels} label{'s' if w.n_labels != 1 else ''})"
+            for w in result.written
+        )
+        seconds = result.load_seconds + result.compute_seconds + result.write_seconds
+        return (
+            f"recomputed {project} at tick {result.tick}: wrote {written} in {seconds:.2f} s "
+            f"(load {result.load_seconds:.2f}, compute {result.compute_seconds:.2f}, write "
+            f"{result.write_seconds:.2f})\n  why: {why}"
+        )
+    if result.status == "conflict":
+        return (
+            f"{project}: another recompute wrote tick {result.tick} first; its snapshot is the "
+            f"latest (why: {why})"
+        )
+    reasons = {d.reason for d in result.decisions}
+    if reasons == {"project has no labels"}:
+        return f"{project}: no labels yet, so no snapshot to write (import labels first)"
+    return (
+        f"{project}: nothing changed since the latest snapshot (no new, deleted or reverted "
+        f"label; windows unmoved), so nothing to write; --force writes one anyway\n  why: {why}"
+    )
 
 
 def _render_verification(verified: Verification) -> str:
@@ -259,7 +278,15 @@ def run(
     )
     try:
         if once:
-            run_embedded(unit_of_work(), every, stop, clock=command_clock(ctx), max_cycles=1)
+            done: list[Any] = []
+            run_embedded(
+                unit_of_work(), every, stop, clock=command_clock(ctx), max_cycles=1,
+                on_cycle=done.extend,
+            )  # fmt: skip
+            uow = unit_of_work()
+            with uow:
+                slugs = {p.id: p.slug for p in uow.projects.all()}
+            typer.echo(describe_cycle(done, slugs))
         else:
             # Recomputes and notice delivery on threads of their own (a slow receiver
             # never holds up recomputes); this thread waits for Ctrl-C or SIGTERM.
@@ -274,6 +301,21 @@ def run(
     except KeyboardInterrupt:
         stop.set()
     sys.stdout.flush()
+
+
+def describe_cycle(results: list[Any], slugs: dict[int, str]) -> str:
+    """What one scan did (``auditor run --once``): each project recomputed and what it wrote,
+    or that no project had changed. ``slugs``: project id -> slug."""
+    if not results:
+        return (
+            "scan done: no project due for a recompute (no change since its latest snapshot, "
+            "or this tick has one already); nothing written"
+        )
+    lines = [f"scan done: {len(results)} project{'s' if len(results) != 1 else ''} recomputed"]
+    for result in results:
+        name = slugs.get(result.project_id, f"project {result.project_id}")
+        lines.append("  " + describe_recompute(name, result).replace("\n", "\n  "))
+    return "\n".join(lines)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,5 +1,6 @@
-"""``auditor report PROJECT --out report.html [--png DIR]``: the dashboard's project page as
-one self-contained HTML file, and its figures as PNG images."""
+"""``auditor report PROJECT --out report.html [--png DIR] [--since 7d]``: the dashboard's
+project page as one self-contained HTML file (with what changed over ``--since``), and its
+figures as PNG images."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from pathlib import Path
 
 import typer
 
+from auditor.cli._alert_format import parse_duration
 from auditor.cli._common import fail
 from auditor.config import get_settings
+from auditor.services.queries.changes import changes_since
 from auditor.services.queries.dashboard import project_detail
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
@@ -26,6 +29,12 @@ def register(app: typer.Typer) -> None:
         png: Path | None = typer.Option(
             None, "--png", help="Write the figures as PNG files into this directory."
         ),
+        since: str | None = typer.Option(
+            None,
+            "--since",
+            help="Say what changed over this period (e.g. 7d, 24h): the headline measures "
+            "then and now, raters who arrived or left, alerts that began or ended.",
+        ),
     ) -> None:
         """Write a project's reliability report: HTML with inline charts, and/or PNG plots."""
         if out is None and png is None:
@@ -38,13 +47,21 @@ def register(app: typer.Typer) -> None:
                 + (hint if out.suffix.lower() == ".png" else ""),
                 code=2,
             )
+        period = parse_duration(since, "--since") if since is not None else None
+        if period is not None and period.total_seconds() <= 0:
+            fail(f"--since: give a period longer than 0, e.g. 7d (got {since!r})", code=2)
         engine = make_engine(get_settings().database_url)
         try:
             detail = project_detail(UnitOfWork(engine, read_only=True), project)
+            changes = (
+                changes_since(UnitOfWork(engine, read_only=True), detail, period)
+                if period is not None
+                else None
+            )
             if out is not None:
                 from auditor.presentation.report import render_report
 
-                html = render_report(detail)
+                html = render_report(detail, changes=changes)
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_text(html, encoding="utf-8")
                 typer.echo(f"wrote {out} ({len(html.encode()) // 1024} KiB)")

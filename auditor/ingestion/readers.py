@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from auditor.ingestion.batch import FIELDS, AnyBatch
+from auditor.ingestion.errors import FileFormatError
 from auditor.ingestion.formats import FORMATS, find_format
 from auditor.ingestion.formats.base import ReadOptions, Source
 from auditor.ingestion.formats.delimited import sniff_delimiter
@@ -58,6 +59,40 @@ def parse_delimiter(text: str) -> str:
         ) from None
 
 
+# What a binary file starts with, for the message (issue 27: a PNG's bytes were printed as
+# its "columns").
+_MAGIC = (
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"%PDF", "a PDF document"),
+    (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx workbook is one: save it as CSV)"),
+    (b"\xd0\xcf\x11\xe0", "an old Excel or Office file (save it as CSV)"),
+    (b"\x1f\x8b", "a gzip archive (decompress it first)"),
+    (b"SQLite format 3", "an SQLite database"),
+)
+
+
+def refuse_binary(path: Path) -> None:
+    """FileFormatError when ``path`` is not a text file: it starts like a known binary format
+    or holds a NUL byte in its first 8 KiB (UTF-16 text, with NULs, is named as such)."""
+    try:
+        with path.open("rb") as binary:
+            head = binary.read(8192)
+    except OSError:
+        return  # the reader reports it
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise FileFormatError(
+            f"{path.name} is UTF-16 text: save it as UTF-8 (CSV UTF-8 in Excel) and import that"
+        )
+    kind = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+    if kind is None and b"\x00" not in head:
+        return
+    raise FileFormatError(
+        f"{path.name} is not a text file ({kind or 'binary data'}): import a CSV, TSV, JSONL "
+        "or JSON export of the labels"
+    )
+
+
 def detect_format(path: Path) -> str:
     """The name of the format that claims ``path``'s extension (FileFormatError if none)."""
     return find_format(path).name
@@ -77,9 +112,13 @@ class LabelFileReader:
         options: ReadOptions | None = None,
         *,
         columnar: bool = True,
+        refuse_empty: bool = False,
     ) -> None:
         self.path = path
         self.plugin = find_format(path, file_format)
+        if ".zip" not in self.plugin.extensions:
+            refuse_binary(path)
+        self.refuse_empty = refuse_empty
         self.format = self.plugin.name
         self.source = Source(path, batch_size, options or ReadOptions(), columnar)
         self.size = path.stat().st_size
@@ -118,6 +157,15 @@ class LabelFileReader:
         return self._binary.tell()
 
     def __iter__(self) -> Iterator[AnyBatch]:
+        rows = 0
         with self.path.open("rb") as binary:
             self._binary = binary
-            yield from self.plugin.batches(binary, self.source)
+            for batch in self.plugin.batches(binary, self.source):
+                rows += len(batch)
+                yield batch
+        if rows == 0 and self.delimiter and self.refuse_empty:
+            # a CSV/TSV header and nothing else: refused before anything is recorded (issue 27)
+            raise FileFormatError(
+                f"{self.path.name} has a header line but no rows: nothing to import, and no "
+                "import was recorded (export the labels again, with their rows)"
+            )

@@ -7,8 +7,10 @@ so the page and the file show the same pictures with the same legends.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from markupsafe import Markup
 
 from auditor.charts import (
     THRESHOLDS,
@@ -21,6 +23,7 @@ from auditor.charts import (
     sparkline,
     timeline,
 )
+from auditor.services.queries.attention import Episode, natural_key
 from auditor.services.queries.dashboard import (
     AlertView,
     MetricHistory,
@@ -31,7 +34,7 @@ from auditor.services.queries.dashboard import (
 )
 from auditor.services.queries.reverts import RevertMark
 from auditor.snapshots.scopes import CUMULATIVE
-from auditor.stats.catalogue import METRICS, bounds
+from auditor.stats.catalogue import BY_NAME, KRIPPENDORFF, LANDIS_KOCH, METRICS, bounds
 
 SCOPE_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
 
@@ -67,14 +70,36 @@ def _chart_points(points: Sequence[Point]) -> tuple[ChartPoint, ...]:
     return tuple(ChartPoint(p.as_of, p.value, p.ci_low, p.ci_high, p.n, p.reason) for p in points)
 
 
-# Krippendorff's 0.667/0.800 judge agreement coefficients (chance-corrected, 0 = chance).
-# Shares are not on that scale: self-agreement (a probability whose floor is 1/K), the
-# random-choice share and reliability, observed agreement. Unknown metrics get no lines.
+# Reference lines in the vocabulary of the metric's card (its band in the catalogue), so a
+# chart and its card never name one number with two scales: Landis-Koch's band edges on the
+# kappa-like coefficients, Krippendorff's 0.667/0.800 on alpha and rho. Shares (self-agreement,
+# reliability, observed agreement) are not chance-corrected: no lines. Unknown metrics: none.
+REFERENCE_LINES: dict[str, tuple[tuple[float, str], ...]] = {
+    LANDIS_KOCH: ((0.4, "0.40 moderate"), (0.6, "0.60 substantial"), (0.8, "0.80 almost perfect")),
+    KRIPPENDORFF: THRESHOLDS,
+}
 THRESHOLD_METRICS = frozenset(m.name for m in METRICS if m.chance_corrected)
+# The first snapshots of a young project carry wide intervals; they are drawn but do not set
+# the y-range when a series has more than twice as many.
+SETTLE = 3
 
 
 def has_thresholds(metric: str) -> bool:
     return metric in THRESHOLD_METRICS
+
+
+def thresholds_for(metric: str) -> tuple[tuple[float, str], ...]:
+    """The reference lines of ``metric``'s chart, in its card's vocabulary."""
+    found = BY_NAME.get(metric)
+    if found is None or not found.chance_corrected:
+        return ()
+    return REFERENCE_LINES.get(found.band or "", ())
+
+
+def vocabulary(metric: str) -> str | None:
+    """The name of the scale its reference lines come from (for the page's one legend)."""
+    found = BY_NAME.get(metric)
+    return found.band if found is not None and thresholds_for(metric) else None
 
 
 def value_bounds(metric: str) -> tuple[float, float]:
@@ -98,14 +123,61 @@ def history_chart(
         ChartSeries(scope_title(s.scope), scope_color(i), _chart_points(s.points), dashed=i > 0)
         for i, s in enumerate(history.series)
     ]
-    thresholds = THRESHOLDS if has_thresholds(history.metric) else ()
     return line_chart(
         chart_id or history.metric,
         series,
         title=history.title,
-        thresholds=thresholds,
+        thresholds=thresholds_for(history.metric),
         bounds=value_bounds(history.metric),
         marks=chart_marks(reverts),
+        settle=SETTLE,
+    )
+
+
+def legend_facts(histories: Sequence[MetricHistory]) -> dict[str, Any]:
+    """What the page's one legend must explain about its charts: the scopes drawn, the
+    reference-line vocabularies used, and whether any point is undefined."""
+    scopes: list[str] = []
+    for history in histories:
+        for series in history.series:
+            if series.scope not in scopes:
+                scopes.append(series.scope)
+    used = sorted({name for h in histories if (name := vocabulary(h.metric)) is not None})
+    return {
+        "scopes": scopes,
+        "vocabularies": [(name, REFERENCE_LINES[name]) for name in used],
+        "undefined": any(p.value is None for h in histories for s in h.series for p in s.points),
+    }
+
+
+def small_multiple(
+    history: MetricHistory, episodes: Sequence[Episode], chart_id: str, until: datetime
+) -> str:
+    """A subject's small multiple on the attention list: one metric over the last weeks, her
+    alert episodes shaded (one still open runs to ``until``), no reference lines (the page's
+    legend explains the lines once)."""
+    series = [
+        ChartSeries(scope_title(s.scope), scope_color(i), _chart_points(s.points), dashed=i > 0)
+        for i, s in enumerate(history.series)
+    ]
+    shaded = [
+        (
+            e.start,
+            e.end or until,
+            f"{e.rule.split(':', 1)[-1]} {e.state} from {format_time(e.start)}"
+            + (f" to {format_time(e.end)}" if e.end else " (still)"),
+        )
+        for e in episodes
+    ]
+    return line_chart(
+        chart_id,
+        series,
+        title=history.title,
+        thresholds=(),
+        bounds=value_bounds(history.metric),
+        width=330,
+        height=150,
+        shaded=shaded,
     )
 
 
@@ -158,8 +230,48 @@ def alert_spans(view: AlertView, until: datetime) -> list[TimelineSpan]:
     return spans
 
 
+# An episode that ended within this long ago still counts as recent on the alert lanes.
+RECENT_EPISODE = timedelta(days=14)
+
+
+def lane_order(spans: Sequence[TimelineSpan], until: datetime) -> tuple[list[str], list[str]]:
+    """(lanes to show, lanes to fold): lanes firing now first, then pending, then those with
+    a firing or pending episode within ``RECENT_EPISODE``, then older episodes, each group
+    naturally by name; lanes that never left "ok" (or insufficient data) are folded."""
+    rank: dict[str, int] = {}
+    for span in spans:
+        current = span.end >= until
+        if span.state == "firing" and current:
+            level = 0
+        elif span.state == "pending" and current:
+            level = 1
+        elif span.state in ("firing", "pending") and until - span.end <= RECENT_EPISODE:
+            level = 2
+        elif span.state in ("firing", "pending"):
+            level = 3
+        else:
+            level = 9
+        rank[span.lane] = min(rank.get(span.lane, 9), level)
+    ordered = sorted(rank, key=lambda lane: (rank[lane], natural_key(lane)))
+    return [x for x in ordered if rank[x] < 9], [x for x in ordered if rank[x] == 9]
+
+
 def alert_timeline(view: AlertView, until: datetime) -> str:
     return timeline("alert-timeline", alert_spans(view, until))
+
+
+def alert_timelines(view: AlertView, until: datetime) -> tuple[str | None, str | None, int]:
+    """The alert lanes with an episode (firing now and recent first) and, apart, the lanes
+    that stayed ok (folded on the page), and how many those are."""
+    spans = alert_spans(view, until)
+    shown, folded = lane_order(spans, until)
+    first = [s for lane in shown for s in spans if s.lane == lane]
+    rest = [s for lane in folded for s in spans if s.lane == lane]
+    return (
+        timeline("alert-timeline", first) if first else None,
+        timeline("alert-timeline-ok", rest) if rest else None,
+        len(folded),
+    )
 
 
 def timeline_end(detail: ProjectDetail) -> datetime:
@@ -169,3 +281,49 @@ def timeline_end(detail: ProjectDetail) -> datetime:
     if detail.card.as_of is not None:
         times.append(detail.card.as_of)
     return max(times)
+
+
+# What a band means to a reader, in plain words (the cards' scales: Landis-Koch for the
+# kappa-like coefficients, Krippendorff for alpha and rho).
+BAND_MEANING = {
+    "poor": "the raters agree less than chance would make them",
+    "slight": "the raters agree barely more than chance",
+    "fair": "the raters agree somewhat beyond chance; not enough to rely on the labels",
+    "moderate": "the raters agree clearly beyond chance, but often disagree",
+    "substantial": "the raters agree well beyond chance",
+    "almost perfect": "the raters agree nearly always beyond what chance explains",
+    "unacceptable": "too unreliable to draw conclusions from the labels",
+    "tentative": "reliable enough for tentative conclusions only",
+    "acceptable": "reliable enough to draw conclusions from the labels",
+}
+
+
+def headline_sentence(label: str, measure: dict[str, Any] | None, scale: str | None) -> str | None:
+    """ "kappa_S 0.692 [0.654, 0.731]: substantial (Landis-Koch): the raters agree well beyond
+    chance; ..." for the first headline card, or None when it is undefined."""
+    if not measure or measure.get("value") is None or not measure.get("band"):
+        return None
+    band = str(measure["band"])
+    scale_name = f" on {scale}'s scale" if scale else ""
+    meaning = BAND_MEANING.get(band, "")
+    text = f"{label} {format_measure(measure)}: {band}{scale_name}"
+    return f"{text}: {meaning}." if meaning else f"{text}."
+
+
+def measure_html(m: dict[str, Any] | None) -> Markup:
+    """A measure cell: the value with its interval, n, band and any missing interval's reason
+    in the tooltip; "undefined: why"; "not measured". The ``measure`` macro of
+    ``macros.html`` in Python: a page of 200 raters renders thousands of them."""
+    if m and m.get("value") is not None:
+        title = f"n = {m['n']}" if m.get("n") is not None else ""
+        if m.get("band"):
+            title += f"; {m['band']}"
+        if m.get("ci_reason") and m.get("ci_low") is None:
+            title += f"; no interval: {m['ci_reason']}"
+        return Markup('<span title="{}">{}</span>').format(title, format_measure(m))
+    if m:
+        reason = m.get("reason")
+        return Markup('<span class="undefined" title="{}">undefined{}</span>').format(
+            reason or "undefined", f": {reason}" if reason else ""
+        )
+    return Markup('<span class="undefined">not measured</span>')

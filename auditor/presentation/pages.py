@@ -4,7 +4,7 @@ two renderings; figures drawn here, markup in templates)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,17 +13,23 @@ from markupsafe import Markup
 
 from auditor import __version__
 from auditor.presentation.figures import (
-    alert_timeline,
+    alert_timelines,
     format_measure,
     format_time,
     has_thresholds,
+    headline_sentence,
     history_chart,
+    legend_facts,
+    measure_html,
     pair_heatmap,
     rater_sparkline,
     scope_color,
     scope_title,
+    small_multiple,
     timeline_end,
 )
+from auditor.services.queries.attention import natural_key
+from auditor.services.queries.changes import Changes
 from auditor.services.queries.dashboard import ProjectDetail, RaterDetail
 from auditor.stats import paradox
 from auditor.stats.catalogue import BY_NAME, headline, sparkline_metric, table_columns
@@ -47,11 +53,20 @@ class Renderer:
         self.env.globals["scope_title"] = scope_title
         self.env.globals["scope_color"] = scope_color
         self.env.globals["has_thresholds"] = has_thresholds
+        # the measure cell in Python (the macro of the same name delegates to it)
+        self.env.globals["measure"] = measure_html
+        self.env.globals["measure_html"] = measure_html
 
     def page(self, template: str, **context: Any) -> str:
         return self.env.get_template(template).render(**context)
 
-    def project_page(self, detail: ProjectDetail, *, generated_at: datetime | None = None) -> str:
+    def project_page(
+        self,
+        detail: ProjectDetail,
+        *,
+        generated_at: datetime | None = None,
+        changes: Changes | None = None,
+    ) -> str:
         """The project page; with ``generated_at``, the standalone report of that moment: the
         stylesheet inline, no script, no link (see ``auditor.presentation.report``)."""
         charts = [
@@ -61,9 +76,39 @@ class Renderer:
         sparklines = {row.rater: Markup(rater_sparkline(row)) for row in detail.raters}
         latest = detail.latest or {}
         ordinal = latest.get("scale") == "ordinal"
-        heatmap = Markup(pair_heatmap(detail.pair_labels, detail.pairs)) if detail.pairs else None
+        heatmap = (
+            Markup(pair_heatmap(detail.pair_labels, detail.pairs))
+            if detail.pairs and detail.pair_summary is None
+            else None
+        )
         alerts = detail.card.alerts
-        timeline = Markup(alert_timeline(alerts, timeline_end(detail))) if alerts.changes else None
+        timeline = folded_timeline = None
+        folded_lanes = 0
+        if alerts.changes:
+            active, quiet, folded_lanes = alert_timelines(alerts, timeline_end(detail))
+            timeline = Markup(active) if active else None
+            folded_timeline = Markup(quiet) if quiet else None
+        until = detail.card.as_of or datetime.now(UTC)
+        attention = [
+            (
+                item,
+                [
+                    (
+                        history,
+                        Markup(
+                            small_multiple(
+                                history,
+                                item.episodes,
+                                f"attn-{item.subject}-{history.metric}",
+                                until,
+                            )
+                        ),
+                    )
+                    for history in item.charts
+                ],
+            )
+            for item in detail.attention
+        ]
         standalone: dict[str, Any] = {}
         if generated_at is not None:
             css = (STATIC / "dashboard.css").read_text(encoding="utf-8")
@@ -72,8 +117,17 @@ class Renderer:
                 "generated_at": format_time(generated_at),
                 "inline_css": Markup(css),
             }
+        cards = [m for m in headline() if not m.ordinal or ordinal]
+        lead = cards[0] if cards else None
+        headline_text = (
+            headline_sentence(lead.short, latest.get("measures", {}).get(lead.name), lead.band)
+            if lead is not None and latest
+            else None
+        )
         return self.page(
             "project.html",
+            headline_text=headline_text,
+            changes=changes,
             title=detail.card.name,
             detail=detail,
             card=detail.card,
@@ -81,6 +135,11 @@ class Renderer:
             sparklines=sparklines,
             heatmap=heatmap,
             timeline=timeline,
+            folded_timeline=folded_timeline,
+            folded_lanes=folded_lanes,
+            alert_states=_states_by_concern(alerts.states),
+            attention=attention,
+            legend=legend_facts(detail.charts),
             # The cards and table columns come from the metric catalogue, read per page; the
             # weighted coefficients and grade bias only where the snapshot has them (an
             # ordinal scale), first among the cards.
@@ -103,7 +162,18 @@ class Renderer:
             card=detail.project,
             charts=charts,
             sparkline=Markup(rater_sparkline(detail.row)),
+            legend=legend_facts(detail.charts),
         )
+
+
+def _states_by_concern(states: Any) -> tuple[list[Any], list[Any]]:
+    """The alert states table: firing, pending and insufficient data first (then by rule and
+    subject, naturally), and apart the "ok" ones, folded on the page."""
+    order = {"firing": 0, "pending": 1, "insufficient_data": 2}
+    ranked = sorted(
+        states, key=lambda s: (order.get(s.state, 3), s.rule, natural_key(s.subject or ""))
+    )
+    return [s for s in ranked if s.state != "ok"], [s for s in ranked if s.state == "ok"]
 
 
 def _categories(latest: dict[str, Any] | None) -> list[tuple[str, Any, Any]]:

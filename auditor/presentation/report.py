@@ -9,13 +9,22 @@ from datetime import UTC, datetime
 from functools import cache
 
 from auditor.presentation.pages import Renderer
+from auditor.services.queries.changes import Changes
 from auditor.services.queries.dashboard import ProjectDetail
 
 
-def render_report(detail: ProjectDetail, *, generated_at: datetime | None = None) -> str:
+def render_report(
+    detail: ProjectDetail,
+    *,
+    generated_at: datetime | None = None,
+    changes: Changes | None = None,
+) -> str:
     """The project's report (``detail`` from ``services.queries.dashboard.project_detail``)
-    as one HTML document, stamped ``generated_at`` (default: now)."""
-    return _renderer().project_page(detail, generated_at=generated_at or datetime.now(UTC))
+    as one HTML document, stamped ``generated_at`` (default: now); with ``changes``
+    (``services.queries.changes``), what changed since the previous report."""
+    return _renderer().project_page(
+        detail, generated_at=generated_at or datetime.now(UTC), changes=changes
+    )
 
 
 @cache

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, exists, func, or_, select, text
+from sqlalchemy import and_, exists, func, or_, select, text, type_coerce
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from auditor.storage.history_buckets import BUCKETS, bucketed_history
 from auditor.storage.models import Label
 from auditor.storage.read_records import HistoryPointRow
 from auditor.storage.snapshot_models import MetricPoint, Snapshot
@@ -244,6 +245,57 @@ class SnapshotRepository:
         snapshot = found.scalar()
         return None if snapshot is None else _snapshot_dict(snapshot)
 
+    def snapshot_parts_at(
+        self, project_id: int, scope: str, at: datetime | None, keys: Sequence[str]
+    ) -> dict[str, Any] | None:
+        """Only the named top-level parts of the result of the snapshot ``snapshot_at`` would
+        return, read out of the JSON by the database: a page that needs a snapshot's rater
+        section does not read (and parse) its 40,000 pairs."""
+        parts = [Snapshot.result[key].label(key) for key in keys]
+        query = select(Snapshot.id, *parts).where(
+            Snapshot.project_id == project_id, Snapshot.scope == scope
+        )
+        if at is not None:
+            query = query.where(Snapshot.as_of <= at)
+        row = self.db.execute(
+            query.order_by(Snapshot.as_of.desc(), Snapshot.tick.desc()).limit(1)
+        ).first()
+        if row is None:
+            return None
+        found = dict(row._mapping)
+        return {"id": found.pop("id"), "result": {k: v for k, v in found.items() if v is not None}}
+
+    def snapshot_without_at(
+        self, project_id: int, scope: str, at: datetime | None, key: str
+    ) -> dict[str, Any] | None:
+        """``snapshot_at`` with one top-level part of the result left out by the database
+        (a page of many raters does not read and parse tens of thousands of pairs)."""
+        bind = self.db if isinstance(self.db, Connection) else self.db.get_bind()
+        trimmed: Any
+        if bind.dialect.name == "postgresql":
+            trimmed = Snapshot.result.op("-")(key)
+        else:
+            trimmed = func.json_remove(Snapshot.result, f"$.{key}")
+        columns = [getattr(Snapshot, name) for name in snapshot_columns() if name != "result"]
+        query = select(*columns, type_coerce(trimmed, Snapshot.result.type).label("result"))
+        query = query.where(Snapshot.project_id == project_id, Snapshot.scope == scope)
+        if at is not None:
+            query = query.where(Snapshot.as_of <= at)
+        row = self.db.execute(
+            query.order_by(Snapshot.as_of.desc(), Snapshot.tick.desc()).limit(1)
+        ).first()
+        return None if row is None else dict(row._mapping)
+
+    def pair_points(self, snapshot_id: int, metric: str) -> list[tuple[str, Any]]:
+        """(subject id "a|b", (value, ci_low, ci_high, n, reason)) of one snapshot's pairs."""
+        p = MetricPoint
+        rows = self.db.execute(
+            select(p.subject_id, p.value, p.ci_low, p.ci_high, p.n, p.reason).where(
+                p.snapshot_id == snapshot_id, p.metric == metric, p.subject_kind == "pair"
+            )
+        )
+        return [(row[0], tuple(row[1:])) for row in rows]
+
     def count_snapshots(self, project_id: int) -> dict[str, int]:
         rows = self.db.execute(
             select(Snapshot.scope, func.count())
@@ -303,6 +355,24 @@ class SnapshotRepository:
         query = query.order_by(p.as_of, p.scope, p.snapshot_id)
         rows = self.db.execute(query if limit is None else query.limit(limit)).all()
         return [HistoryPointRow(**row._mapping) for row in rows]
+
+    def bounded_history(
+        self,
+        project_id: int,
+        metric: str,
+        subject_kind: str,
+        *,
+        subjects: Sequence[str] | None = None,
+        scopes: Sequence[str] | None = None,
+        since: datetime | None = None,
+        buckets: int = BUCKETS,
+    ) -> dict[tuple[str, str], list[HistoryPointRow]]:
+        """(subject, scope) -> at most a chart's worth of points, in one query
+        (``auditor.storage.history_buckets``)."""
+        return bucketed_history(
+            self.db, project_id, metric, subject_kind, subjects=subjects, scopes=scopes,
+            since=since, buckets=buckets,
+        )  # fmt: skip
 
     def known_metrics(self, project_id: int) -> list[tuple[str, str, str]]:
         """Distinct (metric, subject_kind, subject_id) of a project, for error messages."""

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
@@ -21,7 +21,13 @@ from auditor.config import Settings, get_settings
 from auditor.presentation.pages import STATIC, Renderer
 from auditor.services import NotFound
 from auditor.services.access.dashboard_sessions import SESSION_LIFETIME, close_session, open_session
-from auditor.services.queries.dashboard import project_detail, projects_overview, rater_detail
+from auditor.services.queries.dashboard import (
+    project_detail,
+    project_pairs,
+    projects_overview,
+    rater_detail,
+)
+from auditor.services.queries.pairs import pair_rows, pairs_csv
 from auditor.services.recompute.health import failures as recompute_failures
 from auditor.storage.db import UNAVAILABLE_RETRY_AFTER_SECONDS, is_connection_error, make_engine
 from auditor.storage.unit_of_work import UnitOfWork
@@ -126,6 +132,27 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
         except NotFound as error:
             return not_found(error)
         return HTMLResponse(renderer.project_page(detail))
+
+    @app.get("/projects/{slug}/pairs.{form}", include_in_schema=False)
+    @html_when_down
+    def pairs_download(request: Request, slug: str, form: str) -> Response:
+        """The full pairwise matrix of the latest snapshot, one row per pair (the page shows
+        a summary above a few dozen raters)."""
+        refused = guarded(request)
+        if refused is not None:
+            return refused
+        if form not in ("csv", "json"):
+            return not_found(NotFound(f"no pairs.{form}: ask for pairs.csv or pairs.json"))
+        try:
+            pairs = project_pairs(reader(), slug)
+        except NotFound as error:
+            return not_found(error)
+        name = f'attachment; filename="{slug}-pairs.{form}"'
+        if form == "csv":
+            return Response(
+                pairs_csv(pairs), media_type="text/csv", headers={"Content-Disposition": name}
+            )
+        return JSONResponse(pair_rows(pairs), headers={"Content-Disposition": name})
 
     @app.get(
         "/projects/{slug}/raters/{rater}", response_class=HTMLResponse, include_in_schema=False

@@ -112,3 +112,51 @@ def test_run_once_banner_hides_the_password(tmp_path: Path) -> None:
     result = _auditor(url, "run", "--once")
     assert result.returncode == 0, result.stderr
     assert "one scan of sqlite:///" in result.stderr and "Ctrl-C" not in result.stderr
+    # issue 27: it says what the scan did
+    assert "scan done: no project due for a recompute" in result.stdout, result.stdout
+
+
+# issue 27: each message says what, where and how to fix it.
+
+
+def test_a_bad_slug_and_a_single_category_say_how_to_fix_them(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    migrate.upgrade(url)
+    slug = _auditor(url, "project", "create", "Bad Slug!", "--categories", "a,b")
+    assert slug.returncode == 1
+    assert "'Bad Slug!' is not a slug: use lowercase letters" in slug.stderr
+    assert "'bad-slug'" in slug.stderr and "String should match pattern" not in slug.stderr
+    one = _auditor(url, "project", "create", "p", "--categories", "a")
+    assert one.returncode == 1
+    assert "a project needs at least 2 categories, got 1 (a)" in one.stderr
+    assert "List should have" not in one.stderr
+
+
+def test_a_rater_metric_without_subject_says_whose_it_is(history_db) -> None:
+    result = CliRunner().invoke(app, ["history", "h", "--metric", "self_agreement"])
+    assert result.exit_code == 1
+    assert "'self_agreement' is a rater metric" in result.stderr
+    assert "--subject rater:ID (e.g. rater:x, rater:y)" in result.stderr
+
+
+def test_binary_and_header_only_files_are_refused_and_not_recorded(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'f.db'}"
+    migrate.upgrade(url)
+    assert _auditor(url, "project", "create", "p", "--categories", "a,b").returncode == 0
+    png = tmp_path / "labels.csv"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 20)
+    binary = _auditor(url, "import", "p", str(png))
+    assert binary.returncode == 1
+    assert "labels.csv is not a text file (a PNG image)" in binary.stderr
+    assert "\\udc89" not in binary.stderr and len(binary.stderr) < 300
+    header = tmp_path / "header.csv"
+    header.write_text("item,rater,label\n", encoding="utf-8")
+    empty = _auditor(url, "import", "p", str(header))
+    assert empty.returncode == 1
+    assert "header.csv has a header line but no rows" in empty.stderr
+    listed = _auditor(url, "imports", "list", "p")
+    assert "header.csv" not in listed.stdout  # not recorded as an import
+    one = tmp_path / "one.csv"
+    one.write_text("item,rater,label\ni1,r1,a\n", encoding="utf-8")
+    single = _auditor(url, "import", "p", str(one))
+    assert "one.csv: 1 row, 1 inserted, 0 duplicates, 0 rejected" in single.stdout, single

@@ -6,6 +6,7 @@ meaning); the foreign key from labels (ON DELETE RESTRICT) backs the check up.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,9 +48,30 @@ def _messages(error: ValidationError) -> str:
     parts = []
     for detail in error.errors():
         where = ".".join(str(part) for part in detail["loc"])
-        message = str(detail["msg"]).removeprefix("Value error, ")
+        message = _plain(where, detail) or str(detail["msg"]).removeprefix("Value error, ")
         parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
+
+
+def _plain(where: str, detail: Any) -> str | None:
+    """The validator's text in plain words for the mistakes people make (issue 27: a bad slug
+    printed the regular expression; one category "List should have at least 2 items")."""
+    kind, given = detail.get("type"), detail.get("input")
+    if where == "slug" and kind == "string_pattern_mismatch":
+        suggestion = re.sub(r"[^a-z0-9_-]+", "-", str(given).lower()).strip("-_")[:64]
+        example = f" (e.g. {suggestion!r})" if suggestion else ""
+        return (
+            f"{given!r} is not a slug: use lowercase letters, digits, '-' and '_', starting "
+            f"with a letter or a digit, at most 64 characters{example}"
+        )
+    if where == "categories" and kind == "too_short":
+        count = len(given) if isinstance(given, list) else 0
+        return (
+            f"a project needs at least 2 categories, got {count}"
+            + (f" ({', '.join(map(str, given))})" if count else "")
+            + ": give two or more, e.g. yes,no"
+        )
+    return None
 
 
 def create_project(

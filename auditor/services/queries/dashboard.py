@@ -11,15 +11,29 @@ Pages:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from auditor.services import NotFound
 from auditor.services.label_studio.rejections import RejectionSummary, summary_in
+from auditor.services.queries.attention import (
+    MAX_LISTED,
+    Attention,
+    dated,
+    natural_key,
+    needs_attention,
+)
+from auditor.services.queries.pairs import (
+    MATRIX_LIMIT,
+    PairSummary,
+    summarize,
+    summarize_rows,
+)
 from auditor.services.queries.reverts import RevertMark, chart_reverts
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
 from auditor.stats.catalogue import charts_for, sparkline_metric
+from auditor.storage.history_buckets import BUCKETS, SPARK_BUCKETS
 from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.read_records import HistoryPointRow
 from auditor.storage.unit_of_work import UnitOfWork
@@ -57,6 +71,7 @@ class AlertView:
     message: str
     states: tuple[AlertStateView, ...] = ()
     changes: tuple[AlertChange, ...] = ()
+    rule_metrics: dict[str, str] = field(default_factory=dict)  # rule id -> its metric
 
     @property
     def worst(self) -> str:
@@ -72,9 +87,12 @@ def read_alerts(uow: UnitOfWork, slug: str, *, limit: int = 5000) -> AlertView:
     ``limit`` rows) it keeps each lane's first row, which sets its initial state, and every
     row whose state changed."""
     project_id = uow.require_project(slug).id
-    if not uow.alerts.list_rules(project_id):
+    rules = uow.alerts.list_rules(project_id)
+    if not rules:
         return AlertView(
-            False, "alerts not configured: this project has no alert rule (auditor alerts add)"
+            False,
+            "alerts not configured: this project has no alert rule; add the default ones with "
+            f"auditor alerts defaults {slug}",
         )
     states = tuple(
         AlertStateView(
@@ -96,7 +114,7 @@ def read_alerts(uow: UnitOfWork, slug: str, *, limit: int = 5000) -> AlertView:
                 r.reason,
             )
         )  # fmt: skip
-    return AlertView(True, "", states, tuple(changes))
+    return AlertView(True, "", states, tuple(changes), {r.id: r.metric for r in rules})
 
 
 # The charts of each subject, in page order: (metric, title), from the metric catalogue.
@@ -178,6 +196,17 @@ class ProjectDetail:
     reverts: tuple[RevertMark, ...] = ()
     # Label Studio's refused webhook calls (None: the project does not use Label Studio)
     label_studio: RejectionSummary | None = None
+    # who needs attention, heaviest first (at most MAX_LISTED), and how many more do
+    attention: tuple[Attention, ...] = ()
+    attention_more: int = 0
+    # those only short of repeats: one line on the page, no charts
+    attention_minor: tuple[Attention, ...] = ()
+    # every subject who needs attention -> her flags (the rater table's), heaviest first
+    flags: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # snapshots per scope (the charts draw at most a bounded number of them)
+    snapshot_counts: dict[str, int] = field(default_factory=dict)
+    # above MATRIX_LIMIT raters: the pairwise summary the page shows instead of the matrix
+    pair_summary: PairSummary | None = None
 
 
 @dataclass(frozen=True)
@@ -196,6 +225,8 @@ class RaterDetail:
     categories: tuple[str, ...] = ()
     confusion: tuple[tuple[float | None, ...], ...] = ()
     confusion_n: tuple[int, ...] = ()
+    # why she needs attention, as on the project page (None: she does not)
+    attention: Attention | None = None
 
 
 def _point(row: HistoryPointRow) -> Point:
@@ -203,16 +234,48 @@ def _point(row: HistoryPointRow) -> Point:
 
 
 def _series(
-    uow: UnitOfWork, project_id: int, metric: str, kind: str, subject: str, scope: str
+    uow: UnitOfWork,
+    project_id: int,
+    metric: str,
+    kind: str,
+    subject: str,
+    scope: str,
+    since: datetime | None = None,
 ) -> tuple[Point, ...]:
-    rows = uow.snapshots.history(project_id, metric, kind, subject, [scope])
-    return tuple(_point(r) for r in rows)
+    """One series, at most a chart's worth of points (lowest and highest per span of time:
+    ``auditor.storage.history_buckets``)."""
+    found = uow.snapshots.bounded_history(
+        project_id, metric, kind, subjects=[subject], scopes=[scope], since=since
+    )
+    return tuple(_point(r) for r in found.get((subject, scope), ()))
 
 
-def _latest(uow: UnitOfWork, project_id: int, scope: str | None) -> dict[str, Any] | None:
+def _many(
+    uow: UnitOfWork,
+    project_id: int,
+    metric: str,
+    kind: str,
+    scope: str,
+    since: datetime | None = None,
+    buckets: int = BUCKETS,
+) -> dict[str, tuple[Point, ...]]:
+    """Subject -> her series of ``metric`` in ``scope``, for every subject, in one query."""
+    found = uow.snapshots.bounded_history(
+        project_id, metric, kind, scopes=[scope], since=since, buckets=buckets
+    )
+    return {subject: tuple(_point(r) for r in rows) for (subject, _), rows in found.items()}
+
+
+def _latest(
+    uow: UnitOfWork, project_id: int, scope: str | None, *, pairs: bool = True
+) -> dict[str, Any] | None:
+    """The latest snapshot of ``scope``; ``pairs`` False: without its ``pairwise_cohen``."""
     if scope is None:
         return None
-    found = uow.snapshots.snapshot_at(project_id, scope, None)
+    if pairs:
+        found = uow.snapshots.snapshot_at(project_id, scope, None)
+    else:
+        found = uow.snapshots.snapshot_without_at(project_id, scope, None, "pairwise_cohen")
     if found is None:
         return None
     result = {**found["result"], "snapshot": {k: v for k, v in found.items() if k != "result"}}
@@ -224,7 +287,17 @@ def _latest(uow: UnitOfWork, project_id: int, scope: str | None) -> dict[str, An
 
 
 def _card(uow: UnitOfWork, project: ProjectRecord) -> ProjectCard:
-    latest = _latest(uow, project.id, CUMULATIVE)
+    return _card_of(uow, project, _latest(uow, project.id, CUMULATIVE, pairs=False))
+
+
+def _card_of(
+    uow: UnitOfWork,
+    project: ProjectRecord,
+    latest: dict[str, Any] | None,
+    counts: dict[str, int] | None = None,
+) -> ProjectCard:
+    """The project's card, given its latest cumulative snapshot and its snapshot counts per
+    scope when the caller read them already (each read once per page)."""
     measures = (latest or {}).get("measures", {})
     return ProjectCard(
         slug=project.slug,
@@ -233,7 +306,9 @@ def _card(uow: UnitOfWork, project: ProjectRecord) -> ProjectCard:
         as_of=latest["snapshot"]["as_of"] if latest else None,
         kappa_s=measures.get("kappa_s"),
         rho=measures.get("rho"),
-        n_snapshots=sum(uow.snapshots.count_snapshots(project.id).values()),
+        n_snapshots=sum(
+            (counts if counts is not None else uow.snapshots.count_snapshots(project.id)).values()
+        ),
         alerts=read_alerts(uow, project.slug),
     )
 
@@ -255,17 +330,17 @@ def _histories(
     subject: str,
     scopes: tuple[str, ...],
 ) -> tuple[MetricHistory, ...]:
-    return tuple(
-        MetricHistory(
-            metric,
-            title,
-            tuple(
-                ScopeSeries(scope, _series(uow, project_id, metric, kind, subject, scope))
-                for scope in scopes
-            ),
+    out = []
+    for metric, title in metrics:
+        found = uow.snapshots.bounded_history(
+            project_id, metric, kind, subjects=[subject], scopes=scopes
         )
-        for metric, title in metrics
-    )
+        series = tuple(
+            ScopeSeries(scope, tuple(_point(r) for r in found.get((subject, scope), ())))
+            for scope in scopes
+        )
+        out.append(MetricHistory(metric, title, series))
+    return tuple(out)
 
 
 def _rater_row(
@@ -276,6 +351,7 @@ def _rater_row(
     latest: dict[str, Any],
     window: dict[str, Any] | None,
     window_scope: str | None,
+    sparklines: dict[str, tuple[Point, ...]] | None = None,
 ) -> RaterRow:
     section = "raters" if kind == "human" else "models"
     measures = latest.get(section, {}).get(rater, {})
@@ -290,13 +366,17 @@ def _rater_row(
         measures={k: v for k, v in measures.items() if isinstance(v, dict)},
         window_measures={k: v for k, v in window_measures.items() if isinstance(v, dict)},
         n_repeated_items=measures.get("n_repeated_items"),
-        sparkline=_series(
-            uow,
-            project_id,
-            spark_metric,
-            "rater" if kind == "human" else "model",
-            rater,
-            spark_scope,
+        sparkline=(
+            sparklines.get(rater, ())
+            if sparklines is not None
+            else _series(
+                uow,
+                project_id,
+                spark_metric,
+                "rater" if kind == "human" else "model",
+                rater,
+                spark_scope,
+            )
         ),
         sparkline_scope=spark_scope,
     )
@@ -305,7 +385,7 @@ def _rater_row(
 def _has_history(uow: UnitOfWork, project_id: int, kind: str, subject: str) -> bool:
     """Has some cumulative snapshot a value (defined or not) of this rater or model?"""
     metric = sparkline_metric(kind)
-    return bool(uow.snapshots.history(project_id, metric, kind, subject, [CUMULATIVE]))
+    return bool(uow.snapshots.history(project_id, metric, kind, subject, [CUMULATIVE], limit=1))
 
 
 def _pairs(latest: dict[str, Any] | None) -> tuple[tuple[str, ...], tuple[PairCell, ...]]:
@@ -315,27 +395,176 @@ def _pairs(latest: dict[str, Any] | None) -> tuple[tuple[str, ...], tuple[PairCe
         PairCell(p["rater_a"], p["rater_b"], p["kappa"], p.get("n_items"), p.get("cohen_w"))
         for p in latest.get("pairwise_cohen", [])
     )
-    labels = sorted({c.rater_a for c in cells} | {c.rater_b for c in cells})
+    labels = sorted({c.rater_a for c in cells} | {c.rater_b for c in cells}, key=natural_key)
     return tuple(labels), cells
+
+
+# The small multiples of a subject who needs attention, and how far back they reach.
+ATTENTION_METRICS = {"human": ("self_agreement", "reliability", "s_vs_group")}
+ATTENTION_SPAN = timedelta(days=28)
+
+
+def _attention(
+    uow: UnitOfWork,
+    project_id: int,
+    card: ProjectCard,
+    latest: dict[str, Any] | None,
+    window: dict[str, Any] | None,
+    window_scope: str | None,
+    scopes: tuple[str, ...],
+) -> tuple[tuple[Attention, ...], int, tuple[Attention, ...], list[Attention]]:
+    """Who needs attention (see ``auditor.services.queries.attention``), each listed subject
+    with her small multiples over the last weeks."""
+    if not latest or card.as_of is None:
+        return (), 0, (), []
+    before = None
+    if window_scope is not None:
+        before = _latest_at(uow, project_id, window_scope, card.as_of - timedelta(days=7))
+    recent: dict[tuple[str, str], dict[str, tuple[Point, ...]]] = {}
+    if window_scope is not None:
+        since = card.as_of - ATTENTION_SPAN
+        for kind, subject_kind in (("human", "rater"),):  # models have none of these
+            for metric in ATTENTION_METRICS["human"]:
+                many = _many(uow, project_id, metric, subject_kind, window_scope, since)
+                for subject, points in many.items():
+                    recent.setdefault((kind, subject), {})[metric] = points
+    listed = needs_attention(
+        latest=latest,
+        window=window,
+        window_before=before,
+        window_title=_scope_title(window_scope) if window_scope else "cumulative",
+        states=card.alerts.states,
+        changes=card.alerts.changes,
+        rule_metrics=card.alerts.rule_metrics,
+        as_of=card.as_of,
+        recent=recent,
+    )
+    shown = []
+    since = card.as_of - ATTENTION_SPAN
+    major = [item for item in listed if not item.minor]
+    minor = tuple(item for item in listed if item.minor)
+    for item in major[:MAX_LISTED]:
+        subject_kind = "rater" if item.kind == "human" else "model"
+        wanted = ATTENTION_METRICS.get(item.kind) or (MODEL_METRICS[0][0],)
+        titles = dict(RATER_METRICS if item.kind == "human" else MODEL_METRICS)
+        charts = tuple(
+            MetricHistory(
+                metric,
+                titles.get(metric, metric),
+                tuple(
+                    ScopeSeries(
+                        scope,
+                        _series(uow, project_id, metric, subject_kind, item.subject, scope, since),
+                    )
+                    for scope in scopes
+                ),
+            )
+            for metric in wanted
+        )
+        shown.append(dated(replace(item, charts=charts), window_scope or CUMULATIVE))
+    return tuple(shown), max(0, len(major) - MAX_LISTED), minor, listed
+
+
+def _own_attention(
+    uow: UnitOfWork,
+    project_id: int,
+    card: ProjectCard,
+    latest: dict[str, Any],
+    window: dict[str, Any] | None,
+    window_scope: str | None,
+    rater: str,
+    kind: str,
+) -> Attention | None:
+    """Her entry of the project's attention list (the same rules, her values only)."""
+    section = "raters" if kind == "human" else "models"
+    if card.as_of is None or rater not in latest.get(section, {}):
+        return None
+
+    def only(snapshot: dict[str, Any] | None) -> dict[str, Any] | None:
+        if snapshot is None:
+            return None
+        return {section: {rater: snapshot.get(section, {}).get(rater, {})}}
+
+    before = None
+    recent: dict[tuple[str, str], dict[str, tuple[Point, ...]]] = {}
+    if window_scope is not None:
+        before = _latest_at(uow, project_id, window_scope, card.as_of - timedelta(days=7))
+        if kind == "human":
+            since = card.as_of - ATTENTION_SPAN
+            recent[(kind, rater)] = {
+                metric: _series(uow, project_id, metric, "rater", rater, window_scope, since)
+                for metric in ATTENTION_METRICS["human"]
+            }
+    subject = f"{'rater' if kind == 'human' else 'model'}:{rater}"
+    found = needs_attention(
+        latest=only(latest),
+        window=only(window),
+        window_before=only(before),
+        window_title=_scope_title(window_scope) if window_scope else "cumulative",
+        states=[s for s in card.alerts.states if s.subject == subject],
+        changes=[c for c in card.alerts.changes if c.subject == subject],
+        rule_metrics=card.alerts.rule_metrics,
+        as_of=card.as_of,
+        recent=recent,
+    )
+    if not found or window_scope is None:
+        return found[0] if found else None
+    series = recent.get((kind, rater), {})
+    charts = tuple(
+        MetricHistory(metric, metric, (ScopeSeries(window_scope, points),))
+        for metric, points in series.items()
+    )
+    return dated(replace(found[0], charts=charts), window_scope)
+
+
+def _scope_title(scope: str) -> str:
+    return "cumulative" if scope == CUMULATIVE else f"last {scope[:-1]} days"
+
+
+def _latest_at(
+    uow: UnitOfWork, project_id: int, scope: str, at: datetime | None
+) -> dict[str, Any] | None:
+    """The rater parts of the window snapshot at ``at`` (the page needs no more of it)."""
+    found = uow.snapshots.snapshot_parts_at(project_id, scope, at, ("measures", "raters", "models"))
+    return None if found is None else dict(found["result"])
 
 
 def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
     with uow:
         row = uow.require_project(slug)
-        card = _card(uow, row)
         scopes = _scopes(row)
         window_scope = next((s for s in scopes if s != CUMULATIVE), None)
-        latest = _latest(uow, row.id, CUMULATIVE)
-        latest_window = _latest(uow, row.id, window_scope)
+        latest = _latest(uow, row.id, CUMULATIVE, pairs=False)
+        counts = uow.snapshots.count_snapshots(row.id)
+        card = _card_of(uow, row, latest, counts)
+        latest_window = (
+            _latest_at(uow, row.id, window_scope, None) if window_scope is not None else None
+        )
         charts = _histories(uow, row.id, PROJECT_METRICS, "project", "", scopes)
         raters: list[RaterRow] = []
         if latest:
             for kind, section in (("human", "raters"), ("model", "models")):
-                for rater in sorted(latest.get(section, {})):
+                subject_kind = "rater" if kind == "human" else "model"
+                # every sparkline of the table in one query
+                lines = _many(
+                    uow, row.id, sparkline_metric(subject_kind), subject_kind,
+                    window_scope or CUMULATIVE, buckets=SPARK_BUCKETS,
+                )  # fmt: skip
+                for rater in sorted(latest.get(section, {}), key=natural_key):
                     raters.append(
-                        _rater_row(uow, row.id, rater, kind, latest, latest_window, window_scope)
+                        _rater_row(
+                            uow, row.id, rater, kind, latest, latest_window, window_scope, lines
+                        )
                     )
-        labels, pairs = _pairs(latest)
+        labels, pairs, pair_summary = _page_pairs(uow, row.id, latest)
+        attention, attention_more, attention_minor, listed = _attention(
+            uow, row.id, card, latest, latest_window, window_scope, scopes
+        )
+        # The rater table by concern (who needs attention first), then naturally by name.
+        weight = {a.subject: a.weight for a in listed}
+        raters.sort(
+            key=lambda r: (r.kind != "human", -weight.get(r.rater, 0.0), natural_key(r.rater))
+        )
         return ProjectDetail(
             card=card,
             scopes=scopes,
@@ -349,16 +578,88 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
             categories=tuple(c.name for c in uow.projects.categories(row.id)),
             reverts=chart_reverts(uow, row.id, charts[0].series[0].points if charts else ()),
             label_studio=summary_in(uow, row.id),
+            attention=attention,
+            attention_more=attention_more,
+            attention_minor=attention_minor,
+            flags={a.subject: a.tags for a in listed},
+            pair_summary=pair_summary,
+            snapshot_counts=counts,
         )
+
+
+def _page_pairs(
+    uow: UnitOfWork, project_id: int, latest: dict[str, Any] | None
+) -> tuple[tuple[str, ...], tuple[PairCell, ...], PairSummary | None]:
+    """The pairs of the latest cumulative snapshot (read without them): up to MATRIX_LIMIT
+    raters its JSON's cells (the heat map shows every field); above it only the summary, from
+    its pair points (one indexed read of plain columns, no object per pair)."""
+    if not latest:
+        return (), (), None
+    if len(latest.get("raters", {})) <= MATRIX_LIMIT:
+        found = uow.snapshots.snapshot_parts_at(
+            project_id, CUMULATIVE, latest["snapshot"]["as_of"], ("pairwise_cohen",)
+        )
+        labels, cells = _pairs((found or {}).get("result"))
+        summary = summarize(labels, cells) if len(labels) > MATRIX_LIMIT else None
+        return labels, cells, summary
+    rows = []
+    for subject, (value, low, high, n, reason) in uow.snapshots.pair_points(
+        latest["snapshot"]["id"], "cohen_kappa"
+    ):
+        a, _, b = subject.partition("|")
+        rows.append((a, b, value, n, (a, b, low, high, reason)))
+    labels = tuple(sorted({r[0] for r in rows} | {r[1] for r in rows}, key=natural_key))
+    summary = summarize_rows(labels, rows)
+    weakest = tuple(
+        PairCell(
+            a, b, {"value": value, "ci_low": low, "ci_high": high, "n": n, "reason": reason}, n
+        )
+        for a, b, value, n, (_, _, low, high, reason) in (
+            next(r for r in rows if r[4] is w) for w in summary.weakest
+        )
+    )
+    return labels, (), replace(summary, weakest=weakest)
+
+
+def _her_pairs(uow: UnitOfWork, latest: dict[str, Any], rater: str) -> tuple[PairCell, ...]:
+    """Her row of the pairwise matrix: from the snapshot's pair points (``cohen_kappa`` and,
+    on ordinal scales, ``cohen_w``), not from parsing every pair of its JSON."""
+    snapshot_id = latest["snapshot"]["id"]
+
+    def hers(metric: str) -> dict[tuple[str, str], dict[str, Any]]:
+        found = {}
+        for subject, (value, low, high, n, reason) in uow.snapshots.pair_points(
+            snapshot_id, metric
+        ):
+            a, _, b = subject.partition("|")
+            if rater in (a, b):
+                found[(a, b)] = {
+                    "value": value, "ci_low": low, "ci_high": high, "n": n, "reason": reason,
+                }  # fmt: skip
+        return found
+
+    kappas = hers("cohen_kappa")
+    weighted = hers("cohen_w") if latest.get("scale") == "ordinal" else {}
+    return tuple(
+        PairCell(a, b, kappa, kappa.get("n"), weighted.get((a, b)))
+        for (a, b), kappa in kappas.items()
+    )
+
+
+def project_pairs(uow: UnitOfWork, slug: str) -> tuple[PairCell, ...]:
+    """Every pair of the latest cumulative snapshot (the full matrix, for a download)."""
+    with uow:
+        row = uow.require_project(slug)
+        return _pairs(_latest(uow, row.id, CUMULATIVE))[1]
 
 
 def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
     with uow:
         row = uow.require_project(slug)
-        card = _card(uow, row)
         scopes = _scopes(row)
         window_scope = next((s for s in scopes if s != CUMULATIVE), None)
-        latest = _latest(uow, row.id, CUMULATIVE)
+        latest = _latest(uow, row.id, CUMULATIVE, pairs=False)
+        card = _card_of(uow, row, latest)
         if latest is None:
             raise NotFound(f"project {slug!r} has no snapshot yet, so no rater {rater!r}")
         if rater in latest.get("raters", {}):
@@ -374,9 +675,11 @@ def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
             raise NotFound(f"project {slug!r} has no rater {rater!r} in any snapshot")
         latest_window = _latest(uow, row.id, window_scope)
         rater_row = _rater_row(uow, row.id, rater, kind, latest, latest_window, window_scope)
+        mine_attention = _own_attention(
+            uow, row.id, card, latest, latest_window, window_scope, rater, kind
+        )
         charts = _histories(uow, row.id, metrics, subject_kind, rater, scopes)
-        _, pairs = _pairs(latest)
-        mine = tuple(p for p in pairs if rater in (p.rater_a, p.rater_b))
+        mine = _her_pairs(uow, latest, rater)
         meta = latest["snapshot"]
         own = latest.get("raters", {}).get(rater, {})
         return RaterDetail(
@@ -392,4 +695,5 @@ def rater_detail(uow: UnitOfWork, slug: str, rater: str) -> RaterDetail:
             categories=tuple(latest.get("categories", ())),
             confusion=tuple(tuple(row) for row in own.get("confusion", ())),
             confusion_n=tuple(own.get("confusion_n", ())),
+            attention=mine_attention,
         )

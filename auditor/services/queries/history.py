@@ -95,6 +95,19 @@ def explain_empty_series(
         else f"known {kind} metrics: {', '.join(metrics)}"
     )
     target = "the project" if kind == "project" else f"{kind} {subject_id!r}"
+    # A metric of raters (or models, pairs) asked of the project: say whose it is and how to
+    # ask (issue 27: "history --metric self_agreement" without --subject).
+    owners = sorted({k for m, k, _ in known if m == metric and k != kind})
+    if owners:
+        examples = {
+            k: sorted({s for m, kk, s in known if m == metric and kk == k})[:3] for k in owners
+        }
+        how = "; ".join(
+            f"--subject {k}:ID (e.g. {', '.join(f'{k}:{s}' for s in examples[k])})" for k in owners
+        )
+        raise NotFound(
+            f"{metric!r} is a {' and '.join(owners)} metric, not one of {target}: give {how}"
+        )
     raise NotFound(f"project {slug!r} has no {metric!r} for {target}; {detail}")
 
 

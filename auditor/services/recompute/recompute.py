@@ -262,13 +262,15 @@ def _recompute_locked(
         max_id, count = uow.snapshots.label_facts(project_id).get(project_id, (None, 0))
         facts = ProjectFacts(max_id, count)
         heads = uow.snapshots.latest_heads(project_id)
-        # This tick's snapshot predates a revert (or --force asks for a new one): an explicit
-        # recompute writes at the next free tick rather than nothing. The scan then finds
-        # that tick taken and picks up later labels at the one after.
+        # This tick's snapshot predates new labels or a revert (or --force asks for a new
+        # one): an explicit recompute writes at the next free tick rather than nothing (a
+        # user who asked for a recompute must not get the old numbers; issue 27). The scan
+        # then finds that tick taken and picks up later labels at the one after.
         taken = not pinned and _tick_taken(heads, tick)
-        if taken and (force or _reverted_since(uow, project_id, heads)):
-            tick = max(head.tick for head in heads.values()) + 1
         changed = project_id in uow.label_studio_settings.pending()
+        newer = has_new_labels(_last(heads.get((project_id, CUMULATIVE))), facts) or changed
+        if taken and (force or newer or _reverted_since(uow, project_id, heads)):
+            tick = max(head.tick for head in heads.values()) + 1
         decisions = _decisions(uow, project, facts, heads, tick, now, changed)
     if force and (max_id is not None or heads):
         decisions = [

@@ -165,8 +165,11 @@ def test_rater_page_texts_are_clear_and_shares_have_no_thresholds(server, page) 
         svg = page.locator(f'svg[data-chart="{share}"]')
         assert svg.get_attribute("data-thresholds") == "", share
         assert page.locator(f'svg[data-chart="{share}"] [data-threshold]').count() == 0
-    legend = page.locator('figure[data-figure="self_agreement"] .legend').inner_text()
+    # one legend for the page (issue 27): its lines are the cards' Landis-Koch words (S against
+    # the group), not Krippendorff's 0.667
+    legend = page.locator('[data-legend="page"]').inner_text()
     assert "0.667" not in legend and "last 7 days" in legend and "cumulative" in legend
+    assert "0.60 substantial" in legend
     assert watch.errors == []
 
 

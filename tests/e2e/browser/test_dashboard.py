@@ -15,6 +15,7 @@ import pytest
 from auditor.services.queries.dashboard import PROJECT_METRICS, RATER_METRICS
 from auditor.services.queries.history import metric_history
 from auditor.storage.db import make_engine
+from auditor.storage.history_buckets import SPARK_BUCKETS, max_points
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.e2e.browser.conftest import DEMO, screenshot
 
@@ -75,12 +76,15 @@ def test_project_page_charts_hold_every_snapshot(server, page):
             expected["total"],
         )
         assert expected.get("7d"), "the rolling window has its own series"
-        figure = page.locator(f'figure[data-figure="{metric}"] .legend')
-        assert f"cumulative ({expected['cumulative']} snapshots)" in figure.inner_text()
-        assert f"last 7 days ({expected['7d']} snapshots)" in figure.inner_text()
-    # Threshold lines and interval bands are drawn.
+    # issue 27: one legend for the page, with the snapshot counts of each scope
+    legend = page.locator('[data-legend="page"]')
+    assert legend.count() == 1
+    assert f"cumulative ({expected['cumulative']} snapshots)" in legend.inner_text()
+    assert f"last 7 days ({expected['7d']} snapshots)" in legend.inner_text()
+    assert page.locator("figure .legend").count() == 0
+    # Threshold lines (Landis-Koch's, as on the kappa_S card) and interval bands are drawn.
     kappa = page.locator('svg[data-chart="kappa_s"]')
-    assert kappa.locator("[data-threshold]").count() == 2
+    assert kappa.locator("[data-threshold]").count() >= 2
     assert kappa.locator("[data-band]").count() >= 2
     screenshot(page, "project")
     assert watch.errors == []
@@ -108,7 +112,14 @@ def test_rater_table_heatmap_and_sparklines(server, page):
     )  # fmt: skip
     engine.dispose()
     assert expected["total"] > 0
-    assert int(spark.get_attribute("data-points")) == sum(p.value is not None for p in window)
+    defined = [p.value for p in window if p.value is not None]
+    drawn = int(spark.get_attribute("data-points"))
+    if len(window) <= SPARK_BUCKETS:
+        assert drawn == len(defined)
+    else:  # issue 22: bounded, keeping the lowest value (her drop) and the latest
+        assert len(defined) / 2 <= drawn <= max_points(SPARK_BUCKETS)
+        marked = spark.locator("[data-value]")
+        assert float(marked.last.get_attribute("data-value")) == pytest.approx(defined[-1])
     # 10 human raters: at most 45 pairs, each drawn in both halves of the matrix.
     heat = page.locator('svg[data-chart="cohen-heatmap"]')
     cells = int(heat.get_attribute("data-cells"))

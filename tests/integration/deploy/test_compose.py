@@ -37,19 +37,28 @@ def _compose_config(**extra: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def config() -> dict:
-    result = _compose_config(AUDITOR_METRICS_TOKEN="scrape-token")
+    result = _compose_config(AUDITOR_METRICS_TOKEN="scrape-token", POSTGRES_PASSWORD="pw")
     assert result.returncode == 0, f"docker-compose config failed:\n{result.stderr}"
     return yaml.safe_load(result.stdout)
 
 
 def test_the_metrics_token_is_required_and_ports_are_on_loopback(config: dict) -> None:
-    missing = _compose_config()
+    missing = _compose_config(POSTGRES_PASSWORD="pw")
     assert missing.returncode != 0
     assert "AUDITOR_METRICS_TOKEN" in missing.stdout + missing.stderr
     assert config["services"]["api"]["environment"]["AUDITOR_METRICS_TOKEN"] == "scrape-token"
     for name, service in config["services"].items():
         for port in map(_port, service.get("ports", [])):
             assert port["host_ip"] == "127.0.0.1", (name, port)
+
+
+def test_the_database_password_is_required_not_defaulted(config: dict) -> None:
+    """issue 27: no silent fallback to a well-known password."""
+    missing = _compose_config(AUDITOR_METRICS_TOKEN="scrape-token")
+    assert missing.returncode != 0
+    assert "POSTGRES_PASSWORD" in missing.stdout + missing.stderr
+    assert config["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"] == "pw"
+    assert ":pw@postgres:5432/" in config["services"]["api"]["environment"]["AUDITOR_DATABASE_URL"]
 
 
 def _port(entry: dict | str) -> dict:

@@ -237,7 +237,7 @@ def test_the_recompute_after_a_revert_sees_it_and_force_always_writes(
     assert _cumulative_counts(engine) == [36, 18]
 
     again = cli("recompute", "pets")
-    assert "nothing to write (not_dirty)" in again.stdout, again.stdout
+    assert "nothing changed since the latest snapshot" in again.stdout, again.stdout
     forced = cli("recompute", "pets", "--force")
     assert "wrote cumulative (18 labels)" in forced.stdout, forced.stdout
     assert _cumulative_counts(engine) == [36, 18, 18]
@@ -266,3 +266,23 @@ def test_history_table_marks_each_revert_where_it_happened(cli, tmp_path) -> Non
         "history", "pets", "--metric", "kappa_s", "--scope", "cumulative", "--format", "json"
     )
     assert len(json.loads(as_json.stdout)) == 3
+
+
+def test_an_explicit_recompute_after_new_labels_in_the_same_tick_includes_them(
+    cli, engine, tmp_path
+) -> None:
+    """issue 27: import, recompute, import more within the same minute, recompute: the second
+    recompute writes a snapshot with the new labels (at the next free tick), says so first,
+    and "nothing changed" is said only when nothing did."""
+    assert cli("import", "pets", _file(tmp_path, TIMED)).exit_code == 0
+    first = cli("recompute", "pets")
+    assert first.stdout.startswith("recomputed pets at tick "), first.stdout
+    assert cli("import", "pets", _file(tmp_path, KEYED, "more.csv")).exit_code == 0
+    second = cli("recompute", "pets")
+    assert second.exit_code == 0, second.stderr
+    assert second.stdout.startswith("recomputed pets at tick "), second.stdout
+    assert "wrote cumulative (36 labels)" in second.stdout, second.stdout
+    assert _cumulative_counts(engine) == [18, 36]
+    third = cli("recompute", "pets")
+    assert third.stdout.startswith("pets: nothing changed since the latest snapshot"), third.stdout
+    assert _cumulative_counts(engine) == [18, 36]

@@ -49,7 +49,10 @@ def test_html_report_is_self_contained_and_complete(cli, seeded: str, tmp_path: 
         assert html.count(f'data-point="{metric}"') == len(points)
     engine.dispose()
     assert 'data-chart="cohen-heatmap"' in html
-    assert "0.667 tentative" in html and "0.800 reliable" in html
+    assert "0.667 tentative" in html and "0.800 acceptable" in html
+    assert "0.60 substantial" in html  # kappa charts speak the cards' Landis-Koch words
+    assert html.count('data-legend="page"') == 1  # one legend for the page's charts
+    assert "watermark" not in html
     # issue 10: rho says what it is; the rater table shows the rater model's reliability
     assert "rho (reliability-weighted agreement)" in html
     headers = re.findall(r'<th data-column="[a-z_]+">([^<]+)</th>', html)
@@ -93,3 +96,22 @@ def test_errors_name_the_problem(cli, tmp_path: Path) -> None:
     assert not (tmp_path / "x.png").exists()
     result = cli("report", "demo", "--out", str(tmp_path / "x.pdf"))
     assert result.exit_code == 2 and "name it .html" in result.stderr
+
+
+def test_report_opens_with_attention_and_says_what_changed_since(
+    cli, seeded: str, tmp_path: Path
+) -> None:
+    """issue 27: the report a lead mails: who needs attention first, the headline with its
+    band and meaning, and what changed over ``--since``."""
+    out = tmp_path / "monday.html"
+    result = cli("report", "demo", "--out", str(out), "--since", "2d")
+    assert result.exit_code == 0, result.output
+    html = out.read_text(encoding="utf-8")
+    assert html.index('id="attention"') < html.index('id="changes"') < html.index("data-headline")
+    assert html.index("data-headline") < html.index('data-table="raters"')
+    headline = re.search(r"data-headline>([^<]+)<", html)
+    assert headline is not None and "Landis-Koch" in headline.group(1)
+    assert re.search(r'<tr data-change="kappa_s">', html)
+    assert "Compared with the cumulative snapshot of" in html
+    bad = cli("report", "demo", "--out", str(out), "--since", "a week")
+    assert bad.exit_code == 2 and "--since: not a duration" in bad.output

@@ -77,9 +77,13 @@ def test_recompute_history_snapshot_and_run(db):
     next_tick = tick_start(snap["snapshot"]["tick"] + 1, 1)
     same = invoke("run", "--once", "--interval", "0.1", clock=lambda: next_tick - MICROSECOND)
     assert same.exit_code == 0, same.output
+    assert "scan done: no project due for a recompute" in same.stdout, same.stdout
     assert json.loads(invoke("snapshot", "cli").stdout)["snapshot"] == snap["snapshot"]
     ran = invoke("run", "--once", "--interval", "0.1", clock=lambda: next_tick)
     assert ran.exit_code == 0, ran.output
+    # issue 27: run --once says what it recomputed and wrote
+    assert "scan done: 1 project recomputed" in ran.stdout, ran.stdout
+    assert "recomputed cli at tick" in ran.stdout and "wrote cumulative" in ran.stdout
     rows = list(
         csv.DictReader(
             io.StringIO(

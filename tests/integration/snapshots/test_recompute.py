@@ -93,17 +93,24 @@ def test_first_recompute_writes_both_scopes_with_points_matching_the_stats(uow, 
 def test_nothing_written_when_not_dirty_and_one_snapshot_per_tick(uow, engine, project):
     ingest_labels(uow, "p", _rows(10, ["a", "b"], T0))
     now = T0 + timedelta(hours=1)
-    assert recompute_project(uow, project, now=now).status == "written"
+    first = recompute_project(uow, project, now=now)
+    assert first.status == "written"
     before = _counts(engine)
-    # same tick, new labels: still one snapshot per tick
+    # same tick, new labels: the scan's recompute (its tick pinned) keeps one snapshot per tick
     ingest_labels(uow, "p", _rows(5, ["a", "b"], T0, prefix="j"))
-    assert recompute_project(uow, project, now=now + timedelta(seconds=1)).status == "not_dirty"
+    soon = now + timedelta(seconds=1)
+    pinned = recompute_project(uow, project, now=soon, tick=first.tick)
+    assert pinned.status == "not_dirty"
     assert _counts(engine) == before
     # next tick: new labels make both scopes dirty
     later = now + timedelta(minutes=1)
     assert [d.project_id for d in scan_dirty_projects(uow, later)] == [project]
-    result = recompute_project(uow, project, now=later)
+    # issue 27: an explicit recompute does not wait for it: it writes the new labels now, at
+    # the next free tick (and the scan then has nothing left to do)
+    result = recompute_project(uow, project, now=soon)
+    assert result.tick == first.tick + 1
     assert sorted(w.scope for w in result.written) == ["7d", "cumulative"]
+    assert {w.n_labels for w in result.written} == {30}
     # nothing new, window did not pass over labels: nothing written, scan finds nothing
     again = later + timedelta(minutes=5)
     assert scan_dirty_projects(uow, again) == []

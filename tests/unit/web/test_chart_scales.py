@@ -52,9 +52,9 @@ def test_time_ticks_do_not_overprint(t0: datetime, seconds: int, width: int) -> 
 
 
 def _chart(metric: str, points: list[ChartPoint]) -> str:
-    from auditor.presentation.figures import THRESHOLDS
+    from auditor.presentation.figures import thresholds_for
 
-    thresholds = THRESHOLDS if has_thresholds(metric) else ()
+    thresholds = thresholds_for(metric) if has_thresholds(metric) else ()
     series = [ChartSeries("cumulative", "#000", points)]
     return line_chart(metric, series, thresholds=thresholds, bounds=value_bounds(metric))
 
@@ -62,8 +62,13 @@ def _chart(metric: str, points: list[ChartPoint]) -> str:
 def test_reference_lines_on_agreement_coefficients_only() -> None:
     t = datetime(2024, 1, 1, tzinfo=UTC)
     points = [ChartPoint(t + timedelta(days=i), 0.72 + 0.01 * i) for i in range(5)]
-    for metric in ("kappa_s", "rho", "fleiss_kappa", "krippendorff_alpha", "s_vs_group"):
+    # issue 27: in the card's vocabulary: Krippendorff's lines on alpha and rho, Landis-Koch's
+    # band edges on the kappa-like coefficients
+    for metric in ("rho", "krippendorff_alpha"):
         assert 'data-thresholds="0.667 0.8"' in _chart(metric, points), metric
+    for metric in ("kappa_s", "fleiss_kappa", "s_vs_group"):
+        svg = _chart(metric, points)
+        assert "0.60 substantial" in svg and "0.667" not in svg, metric
     for share in ("self_agreement", "random_choice", "reliability", "observed_agreement"):
         svg = _chart(share, points)
         assert 'data-thresholds=""' in svg and "data-threshold=" not in svg, share

@@ -1,0 +1,87 @@
+"""Bounded histories (issue 22 item 1): a chart's series is read from the database as at most
+``max_points`` rows, whatever the history's length, and keeps what a reader must see: the
+lowest and highest values of each span (a one-snapshot drop), undefined stretches, the first
+and the last point. On both backends (the bucketing is SQL)."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
+
+from auditor.services.projects.projects import create_project
+from auditor.storage.history_buckets import BUCKETS, bucketed_history, max_points
+from auditor.storage.snapshot_models import MetricPoint, Snapshot
+from auditor.storage.unit_of_work import UnitOfWork
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _history(engine: Engine, values: list[float | None]) -> int:
+    """A project whose cumulative kappa_s takes ``values``, one snapshot an hour."""
+    create_project(UnitOfWork(engine), "long", ["a", "b"])
+    with Session(engine) as session, session.begin():
+        project_id = session.execute(
+            Snapshot.__table__.metadata.tables["projects"].select()
+        ).first()[0]
+        for i, value in enumerate(values):
+            at = START + timedelta(hours=i)
+            snapshot = Snapshot(
+                project_id=project_id, scope="cumulative", tick=i, computed_at=at, as_of=at,
+                window_start=None, window_end=None, watermark=i, project_label_count=i,
+                n_labels=i, n_items=i, n_raters=2, n_pairable_items=i, categories=["a", "b"],
+                settings={}, code_version="test", seed=None, interval_method="jackknife",
+                interval_level=0.95, duration_ms=1.0, result={},
+            )  # fmt: skip
+            session.add(snapshot)
+            session.flush()
+            session.add(
+                MetricPoint(
+                    snapshot_id=snapshot.id,
+                    project_id=project_id,
+                    scope="cumulative",
+                    computed_at=at,
+                    as_of=at,
+                    metric="kappa_s",
+                    subject_kind="project",
+                    subject_id="",
+                    value=value,
+                    ci_low=None,
+                    ci_high=None,
+                    n=10,
+                    reason=None if value is not None else "one category only",
+                )
+            )
+    return project_id
+
+
+def test_a_long_history_is_read_as_a_bounded_series_that_keeps_drops_and_gaps(
+    engine: Engine,
+) -> None:
+    n = 2000
+    values: list[float | None] = [0.8 + 0.01 * math.sin(i / 50) for i in range(n)]
+    values[777] = 0.1  # one bad snapshot
+    values[1500] = 0.99  # one peak
+    for i in range(1200, 1230):
+        values[i] = None  # an undefined stretch
+    project_id = _history(engine, values)
+    with Session(engine) as session:
+        found = bucketed_history(session, project_id, "kappa_s", "project")
+    points = found[("", "cumulative")]
+    assert len(points) <= max_points(BUCKETS)
+    assert len(points) < n / 5
+    kept = [p.value for p in points]
+    assert 0.1 in kept and 0.99 in kept
+    assert any(p.value is None for p in points)
+    assert points[0].as_of == START and points[-1].as_of == START + timedelta(hours=n - 1)
+    assert [p.as_of for p in points] == sorted(p.as_of for p in points)
+
+
+def test_a_short_history_comes_back_whole(engine: Engine) -> None:
+    values: list[float | None] = [0.5, None, 0.7]
+    project_id = _history(engine, values)
+    with Session(engine) as session:
+        found = bucketed_history(session, project_id, "kappa_s", "project")
+    assert [p.value for p in found[("", "cumulative")]] == values
