@@ -19,7 +19,10 @@ from auditor.services.recompute import recompute as audit
 from auditor.services.recompute.embedded import start_in_thread
 from auditor.services.recompute.recompute import find_project_id
 from auditor.storage.unit_of_work import UnitOfWork
+from tests.timing import scaled
 
+# The scan interval on a quiet machine; each test stretches it by the measured slowness
+# (tests/timing.py), so a loaded machine does not read as a dead or stale scheduler.
 INTERVAL = 0.2
 
 
@@ -74,13 +77,14 @@ def test_a_failing_project_is_recorded_backed_off_and_never_stops_the_loop(
 ):
     broken, fine = two_projects
     overflow_in.add(broken)
-    thread, stop, health = start_in_thread(lambda: UnitOfWork(engine), INTERVAL)
+    interval = scaled(INTERVAL)
+    thread, stop, health = start_in_thread(lambda: UnitOfWork(engine), interval)
     try:
         _wait(lambda: _snapshot_count(uow, fine) > 0, 20, "snapshots of the healthy project")
         _wait(lambda: recompute_health.failures(uow, broken), 20, "the failure record")
         # Let the loop run for a while: failures back off (1, 2, 4, 8 intervals), no hot loop.
         cycles_before = health.last_cycle_at
-        time.sleep(12 * INTERVAL)
+        time.sleep(12 * interval)
         assert thread.is_alive()
         assert health.last_cycle_at != cycles_before
         (record,) = recompute_health.failures(uow, broken)
@@ -94,7 +98,7 @@ def test_a_failing_project_is_recorded_backed_off_and_never_stops_the_loop(
         assert "project broken" in (report.last_error or "")
 
         overflow_in.clear()  # the fault is fixed: the next retry succeeds and ends the run
-        _wait(lambda: _snapshot_count(uow, broken) > 0, 20 * INTERVAL * 10, "the retry")
+        _wait(lambda: _snapshot_count(uow, broken) > 0, 20 * interval * 10, "the retry")
         (record,) = recompute_health.failures(uow, broken)
         assert record.consecutive == 0 and record.retry_after is None
         assert record.failures >= 1  # the history stays
@@ -110,12 +114,12 @@ def test_backoff_grows_to_ten_scan_intervals():
     ]  # fmt: skip
 
 
-def _settings(database_url: str, **extra: object) -> Settings:
-    return Settings(database_url=database_url, scan_interval_seconds=INTERVAL, **extra)
+def _settings(database_url: str, interval: float = INTERVAL, **extra: object) -> Settings:
+    return Settings(database_url=database_url, scan_interval_seconds=interval, **extra)
 
 
 def test_healthz_embedded_ok_then_503_when_the_thread_is_dead(database_url, two_projects):
-    with TestClient(build_app(_settings(database_url))) as client:
+    with TestClient(build_app(_settings(database_url, scaled(INTERVAL)))) as client:
         app = client.app
         _wait(lambda: app.state.scheduler_health.last_cycle_at is not None, 20, "a cycle")
         body = client.get("/healthz").json()
@@ -136,7 +140,7 @@ def test_healthz_embedded_degraded_while_a_project_fails(database_url, two_proje
     overflow_in.add(two_projects[0])
     # A 1 s scan (stale after 3 s): at 0.2 s one slow cycle on a loaded CI machine read as a
     # dead scheduler (503), which is not what this test is about.
-    settings = Settings(database_url=database_url, scan_interval_seconds=1.0)
+    settings = Settings(database_url=database_url, scan_interval_seconds=scaled(1.0))
     with TestClient(build_app(settings)) as client:
         health = client.app.state.scheduler_health
         _wait(lambda: health.last_error is not None, 20, "the failure")
@@ -182,7 +186,7 @@ def test_the_loop_outlives_a_failing_scan(uow, engine, two_projects, monkeypatch
         return real_scan(*args, **kwargs)
 
     monkeypatch.setattr(embedded, "scan_dirty_projects", flaky_scan)
-    thread, stop, health = start_in_thread(lambda: UnitOfWork(engine), INTERVAL)
+    thread, stop, health = start_in_thread(lambda: UnitOfWork(engine), scaled(INTERVAL))
     try:
         _wait(lambda: _snapshot_count(uow, two_projects[1]) > 0, 20, "a snapshot after the faults")
         assert thread.is_alive()
