@@ -185,17 +185,43 @@ def display_url(url: str) -> str:
         return "<unparsable AUDITOR_DATABASE_URL>"
 
 
-def is_lock_timeout(error: BaseException) -> bool:
-    """The write lock could not be had in time: SQLite's "database is locked" after the busy
-    timeout, PostgreSQL's lock_not_available. Retrying later succeeds; the caller answers
-    "busy" (HTTP 503 with Retry-After), never an internal error."""
-    from sqlalchemy.exc import OperationalError
+def _chain(error: BaseException) -> list[BaseException]:
+    """``error``, the driver's error it wraps (``.orig``) and its causes, as a service or
+    SQLAlchemy may wrap it; bounded, never looping on a cycle."""
+    seen: list[BaseException] = []
+    pending: list[BaseException | None] = [error]
+    while pending and len(seen) < 20:
+        current = pending.pop(0)
+        if current is None or any(current is s for s in seen):
+            continue
+        seen.append(current)
+        pending += [getattr(current, "orig", None), current.__cause__, current.__context__]
+    return seen
 
-    if not isinstance(error, OperationalError):
-        return False
-    if "database is locked" in str(error.orig) or "database table is locked" in str(error.orig):
-        return True
-    return getattr(error.orig, "sqlstate", None) == "55P03"
+
+# sqlite3's primary result codes for "another connection holds the lock" (SQLITE_BUSY after
+# the busy timeout, SQLITE_LOCKED for a table lock); an extended code keeps them in its low byte.
+_SQLITE_BUSY_CODES = (5, 6)
+
+
+def is_lock_timeout(error: BaseException) -> bool:
+    """The write lock could not be had in time: SQLite's SQLITE_BUSY/SQLITE_LOCKED after the
+    busy timeout, PostgreSQL's lock_not_available (55P03), whether SQLAlchemy wrapped the
+    driver's error or the driver raised it itself (the labels COPY runs on the driver).
+    Decided by the error's type and code, never its text. Retrying later succeeds; the caller
+    answers "busy" (HTTP 503 with Retry-After), never an internal error."""
+    import sqlite3
+
+    import psycopg
+
+    for seen in _chain(error):
+        if isinstance(seen, psycopg.errors.LockNotAvailable):
+            return True
+        if isinstance(seen, sqlite3.OperationalError):
+            code = getattr(seen, "sqlite_errorcode", None)
+            if code is not None and code & 0xFF in _SQLITE_BUSY_CODES:
+                return True
+    return False
 
 
 # SQLSTATE class 08 (connection exception) and the server shutting down (admin_shutdown,
