@@ -39,6 +39,19 @@ def slowness() -> float:
     return min(MOST, share * speed)
 
 
+_recent: tuple[float, float] | None = None  # (measured at, slowness)
+
+
+def recent_slowness(max_age: float = 10.0) -> float:
+    """``slowness`` measured at most ``max_age`` seconds ago: for the per-test timeout, where
+    a fresh loop before each of 1,800 tests would cost more than it tells."""
+    global _recent
+    now = time.monotonic()
+    if _recent is None or now - _recent[0] > max_age:
+        _recent = (now, slowness())
+    return _recent[1]
+
+
 def scaled(seconds: float) -> float:
     """``seconds`` on a quiet reference machine, stretched by the measured ``slowness``."""
     return seconds * slowness()
