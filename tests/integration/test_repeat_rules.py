@@ -9,7 +9,7 @@ of them (issue 23 item 2), on both databases:
 - ``memory``: ``auditor stats <file> --json`` (``ingestion/arrays.py``, no database), for the
   scenarios without stored labels.
 
-The rules (docs/import-format): a row with a client key repeating a key, earlier in the input
+The rules (docs/imports.md): a row with a client key repeating a key, earlier in the input
 or stored, with the same content is a duplicate (stored once), with other content an error on
 ``key``; a row without a key that gives labeled_at is identified by (item, rater, session,
 labeled_at) the same way (error on ``label``); a row without either is always a new label (a
