@@ -41,7 +41,10 @@ MEASURE_KEYS = frozenset({"value", "ci_low", "ci_high", "ci_reason", "n", "band"
 
 
 @dataclass(frozen=True)
-class MetricPoint:
+class ComputedPoint:
+    """One point as computed from a measure set, before it is stored (a row of the
+    ``metric_points`` table, ``auditor.storage.snapshot_models.MetricPoint``)."""
+
     metric: str
     subject_kind: str
     subject_id: str
@@ -74,10 +77,10 @@ def _number(value: Any, where: str) -> float | None:
     return number
 
 
-def _point(metric: str, kind: str, subject: str, measure: Mapping[str, Any]) -> MetricPoint:
+def _point(metric: str, kind: str, subject: str, measure: Mapping[str, Any]) -> ComputedPoint:
     where = f"{kind} {subject!r} metric {metric!r}"
     n = measure.get("n")
-    return MetricPoint(
+    return ComputedPoint(
         metric=metric,
         subject_kind=kind,
         subject_id=subject,
@@ -111,7 +114,7 @@ def _measures(
     return found
 
 
-def points_from_stats_dict(rendered: Mapping[str, Any]) -> list[MetricPoint]:
+def points_from_stats_dict(rendered: Mapping[str, Any]) -> list[ComputedPoint]:
     """Every measure of a rendered measure set as a flat list of points.
 
     Parameters
@@ -121,7 +124,7 @@ def points_from_stats_dict(rendered: Mapping[str, Any]) -> list[MetricPoint]:
 
     Returns
     -------
-    list of MetricPoint, in a stable order (project, raters, models, pairs).
+    list of ComputedPoint, in a stable order (project, raters, models, pairs).
 
     Raises
     ------
