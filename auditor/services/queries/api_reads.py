@@ -10,7 +10,7 @@ import dataclasses
 from datetime import datetime
 from typing import Any
 
-from auditor.services import Invalid, NotFound
+from auditor.errors import Invalid, NotFound
 from auditor.services.queries.history import (
     SNAPSHOT_METADATA,
     explain_empty_series,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from auditor.services import NotFound
+from auditor.errors import NotFound
 from auditor.services.label_studio.rejections import RejectionSummary, summary_in
 from auditor.services.queries.reverts import RevertMark, chart_reverts
 from auditor.snapshots.scopes import CUMULATIVE, scopes_for
