@@ -39,6 +39,8 @@ def _libpq(url: str) -> str:
 
 
 def wait_for(predicate: Callable[[], object], timeout: float, what: str, step: float = 0.1):
+    """``timeout`` is for a quiet machine: stretched by the measured slowness (tests/timing.py)."""
+    timeout = scaled(timeout)
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()

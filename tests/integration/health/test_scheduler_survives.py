@@ -65,7 +65,7 @@ def _snapshot_count(uow: UnitOfWork, project_id: int) -> int:
 
 
 def _wait(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + scaled(timeout)  # a bound for a quiet machine, stretched
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
