@@ -5,7 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 
 # Test workers (pytest-xdist): each has its own PostgreSQL database and SQLite template; a
-# file's tests stay on one worker (--dist loadfile), so module fixtures are built once.
+# file's tests stay on one worker (--dist loadfile), and so do the files of a directory with an
+# expensive session fixture (tests/conftest.py, SHARED_SESSION_DIRECTORIES).
 TEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile
 # test-fast: the unit tests and the integration tests on SQLite; no server, no processes.

@@ -33,3 +33,24 @@ def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> object:
         return None
     stretched = settings._replace(timeout=settings.timeout * recent_slowness())
     return plugin.pytest_timeout_set_timer(item=item, settings=stretched)
+
+
+# Directories whose session fixtures are expensive (a seeded server and Chromium; a served
+# project with three days of snapshots): under `make test`'s --dist loadfile their files run on
+# one pytest-xdist worker, so the fixture is built once, not once per worker. (Not loadgroup:
+# xdist 3.8 groups by rewriting a node id, which pytest 9 no longer lets it do.)
+SHARED_SESSION_DIRECTORIES = ("tests/e2e/browser/", "tests/integration/client/")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> object:
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileOrDirectory(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            path = str(super()._split_scope(nodeid))
+            return next((d for d in SHARED_SESSION_DIRECTORIES if path.startswith(d)), path)
+
+    return FileOrDirectory(config, log)
