@@ -152,21 +152,22 @@ def test_healthz_embedded_degraded_while_a_project_fails(database_url, two_proje
 
 
 def test_healthz_distributed_reads_the_beat_heartbeat(database_url, uow):
-    settings = _settings(database_url, broker_url="redis://127.0.0.1:1/0")
+    interval = scaled(INTERVAL)  # a beat older than ~3 intervals is stale: at load, stretched
+    settings = _settings(database_url, interval, broker_url="redis://127.0.0.1:1/0")
     with TestClient(build_app(settings)) as client:
         assert not hasattr(client.app.state, "scheduler_health")
         assert client.get("/healthz").status_code == 200  # grace: beat may be starting
-        client.app.state.started_at = datetime.now(UTC) - timedelta(seconds=10 * INTERVAL)
+        client.app.state.started_at = datetime.now(UTC) - timedelta(seconds=10 * interval)
         response = client.get("/healthz")
         assert response.status_code == 503, response.json()
         assert response.json()["scheduler"]["reason"]
-        recompute_health.beat(uow, INTERVAL)
+        recompute_health.beat(uow, interval)
         body = client.get("/healthz").json()
         assert body["status"] == "ok" and body["scheduler"]["mode"] == "distributed", body
-        stale = datetime.now(UTC) - timedelta(seconds=4 * INTERVAL)
-        recompute_health.beat(uow, INTERVAL, now=stale)
+        stale = datetime.now(UTC) - timedelta(seconds=4 * interval)
+        recompute_health.beat(uow, interval, now=stale)
         assert client.get("/healthz").status_code == 503
-        recompute_health.beat(uow, INTERVAL, RuntimeError("scan broke"))
+        recompute_health.beat(uow, interval, RuntimeError("scan broke"))
         body = client.get("/healthz").json()
         assert body["scheduler"]["last_error"] == "RuntimeError: scan broke"
 
