@@ -227,16 +227,6 @@ def is_lock_timeout(error: BaseException) -> bool:
 # SQLSTATE class 08 (connection exception) and the server shutting down (admin_shutdown,
 # crash_shutdown, cannot_connect_now).
 _UNAVAILABLE_STATES = ("57P01", "57P02", "57P03")
-# A refused or timed-out connect carries no SQLSTATE: psycopg's words for it.
-_UNAVAILABLE_CLUES = (
-    "connection failed",
-    "could not connect",
-    "connection refused",
-    "timeout expired",
-    "server closed the connection",
-    "the connection is closed",
-    "terminating connection",
-)
 
 
 # How long a client should wait before retrying after is_connection_error: the API's JSON 503
@@ -247,24 +237,21 @@ UNAVAILABLE_RETRY_AFTER_SECONDS = 10
 def is_connection_error(error: BaseException) -> bool:
     """The database cannot be reached: the connect was refused or timed out, or the server
     went away or is shutting down (checked along the chain of causes, as a service may wrap
-    it). Retrying later may succeed; the caller answers "unavailable" (HTTP 503), never an
-    internal error."""
-    from sqlalchemy.exc import DBAPIError, OperationalError
+    it). Decided by type and code, never by message text: SQLAlchemy's invalidated
+    connection, a SQLSTATE of class 08 or 57P01-57P03, and psycopg's ``OperationalError``
+    without a SQLSTATE (the server never answered: refused, timed out, closed; any error the
+    server itself reports carries one). Retrying later may succeed; the caller answers
+    "unavailable" (HTTP 503), never an internal error."""
+    import psycopg
+    from sqlalchemy.exc import DBAPIError
 
-    seen: BaseException | None = error
-    for _ in range(10):  # a cause chain is short; never loop on a cycle
-        if seen is None:
-            return False
+    for seen in _chain(error):
         if isinstance(seen, DBAPIError) and seen.connection_invalidated:
             return True
-        if isinstance(seen, OperationalError):
-            state = getattr(seen.orig, "sqlstate", None) or ""
-            if state.startswith("08") or state in _UNAVAILABLE_STATES:
+        if isinstance(seen, psycopg.OperationalError):
+            state = seen.sqlstate or ""
+            if not state or state.startswith("08") or state in _UNAVAILABLE_STATES:
                 return True
-            text = str(seen.orig).lower()
-            if not state and any(clue in text for clue in _UNAVAILABLE_CLUES):
-                return True
-        seen = seen.__cause__ or seen.__context__
     return False
 
 

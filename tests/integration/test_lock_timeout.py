@@ -16,7 +16,7 @@ from sqlalchemy.exc import OperationalError
 from auditor.api import create_app
 from auditor.services.access.keys import create_key
 from auditor.services.projects.projects import create_project
-from auditor.storage.db import is_lock_timeout, make_engine
+from auditor.storage.db import is_connection_error, is_lock_timeout, make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.integration.api.conftest import make_settings
 
@@ -34,6 +34,17 @@ def test_the_driver_errors_of_a_lock_timeout_are_recognised_by_type() -> None:
     assert not is_lock_timeout(sqlite3.OperationalError("database is locked"))
     assert not is_lock_timeout(psycopg.errors.UniqueViolation("x"))
     assert not is_lock_timeout(ValueError("lock timeout"))
+
+
+def test_a_lost_server_is_recognised_by_type_and_code_not_by_words() -> None:
+    refused = psycopg.OperationalError("anything at all")  # no SQLSTATE: the server never answered
+    assert is_connection_error(refused)
+    assert is_connection_error(OperationalError("SELECT 1", {}, refused))
+    assert is_connection_error(psycopg.errors.AdminShutdown("x"))  # 57P01
+    assert is_connection_error(psycopg.errors.ConnectionFailure("x"))  # 08006
+    assert not is_connection_error(psycopg.errors.UndefinedTable("connection refused"))
+    assert not is_connection_error(sqlite3.OperationalError("connection refused"))
+    assert not is_connection_error(ValueError("could not connect"))
 
 
 @pytest.mark.postgres
