@@ -17,6 +17,7 @@ from auditor.api import create_app
 from auditor.services.access.keys import create_key
 from auditor.services.projects.projects import create_project
 from auditor.storage.db import is_connection_error, is_lock_timeout, make_engine
+from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.integration.api.conftest import make_settings
 
@@ -88,3 +89,39 @@ def test_a_lock_timeout_in_the_labels_copy_answers_503(
     assert response.status_code == 503, response.text
     assert response.json()["error"]["code"] == "database_busy"
     assert response.headers["Retry-After"]
+
+
+@pytest.mark.postgres
+def test_a_client_key_taken_by_a_concurrent_batch_is_a_write_conflict(
+    migrated_postgres_url: str,
+) -> None:
+    """Another transaction inserts the same client key between our check and our COPY: the
+    unique index (named, not matched by words) makes it a WriteConflict, which the services
+    retry."""
+    from tests.integration.conftest import _empty_all
+
+    url = migrated_postgres_url
+    _empty_all(url)
+    engine = make_engine(url)
+    try:
+        create_project(UnitOfWork(engine), "race", ["yes", "no"])
+        uow = UnitOfWork(engine)
+        with uow:
+            project = uow.require_project("race")
+            item = uow.labels.resolve_items(project.id, ["i1"])["i1"]
+            rater = uow.labels.resolve_raters(project.id, {"a": None})["a"][0]
+            category = {c.name: c.id for c in uow.projects.categories(project.id)}["yes"]
+            uow.commit()
+        row = (project.id, item, rater, None, category, 1, 1, "k1", None)
+        dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        with psycopg.connect(dsn) as other:
+            other.execute(  # the other batch: inserted, not yet committed
+                "INSERT INTO labels (project_id, item_id, rater_id, category_id, labeled_at, "
+                "received_at, client_key) VALUES (%s, %s, %s, %s, 1, 1, 'k1')",
+                (project.id, item, rater, category),
+            )
+            threading.Timer(0.5, other.commit).start()  # ours waits on the index, then fails
+            with pytest.raises(WriteConflict), uow:
+                uow.labels.insert_labels([row])
+    finally:
+        engine.dispose()
