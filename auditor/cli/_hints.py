@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from auditor.cli._common import unit_of_work
 from auditor.config import get_settings
-from auditor.services import NotFound
+from auditor.errors import NotFound
 from auditor.services.projects.projects import show_project
 from auditor.services.queries.history import snapshot_counts
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import typer
 
 from auditor.cli._common import fail, parse_time
-from auditor.services import Conflict
+from auditor.errors import Conflict
 from auditor.services.alerts.demo import describe, drain_notifications, install_demo_alerts
 from auditor.services.demo.simulation import (
     DEGRADED_DAYS,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from auditor.cli._common import confirm, fail, unit_of_work
+from auditor.cli._settings import setting_option
 from auditor.config import get_settings
 from auditor.domain import (
     CollapsePolicy,
@@ -78,24 +79,31 @@ def register(app: typer.Typer) -> None:
         slug: str = typer.Argument(..., help="Short unique name: a-z, 0-9, '-', '_'."),
         categories: str = typer.Option(..., "--categories", "-c", help="Ordered, e.g. a,b,c."),
         name: str | None = typer.Option(None, help="Display name (default: the slug)."),
-        collapse: CollapsePolicy = typer.Option(CollapsePolicy.FIRST, help=_DEFAULTS),
-        rho_mode: RhoMode = typer.Option(RhoMode.APPROXIMATE),
-        rho_unrated: RhoUnrated = typer.Option(RhoUnrated.POOL),
-        rater_model: RaterModel = typer.Option(
-            RaterModel.MOMENTS, help="How x is estimated: moments, or the paper's max_entropy."
+        collapse: CollapsePolicy = setting_option("collapse", CollapsePolicy.FIRST, _DEFAULTS),
+        rho_mode: RhoMode = setting_option("rho_mode", RhoMode.APPROXIMATE),
+        rho_unrated: RhoUnrated = setting_option("rho_unrated", RhoUnrated.POOL),
+        rater_model: RaterModel = setting_option(
+            "rater_model",
+            RaterModel.MOMENTS,
+            "How x is estimated: moments, or the paper's max_entropy.",
         ),
-        interval_method: IntervalMethod = typer.Option(IntervalMethod.JACKKNIFE),
-        interval_level: float = typer.Option(0.95),
-        bootstrap_resamples: int = typer.Option(1000),
-        windows: str = typer.Option("7", help="Rolling windows in days, e.g. 7,30."),
-        recompute_interval: int = typer.Option(60, help="Seconds between recomputes."),
-        scale: Scale = typer.Option(
+        interval_method: IntervalMethod = setting_option(
+            "interval_method", IntervalMethod.JACKKNIFE
+        ),
+        interval_level: float = setting_option("interval_level", 0.95),
+        bootstrap_resamples: int = setting_option("bootstrap_resamples", 1000),
+        windows: str = setting_option("windows_days", "7", "Rolling windows in days, e.g. 7,30."),
+        recompute_interval: int = setting_option(
+            "recompute_interval_seconds", 60, "Seconds between recomputes."
+        ),
+        scale: Scale = setting_option(
+            "scale",
             Scale.NOMINAL,
-            help="ordinal: the categories' order (--categories) is the scale's; adds the "
+            "ordinal: the categories' order (--categories) is the scale's; adds the "
             "weighted coefficients, grade bias and weighted pairwise kappa.",
         ),
-        weights: Weights = typer.Option(
-            Weights.QUADRATIC, help="Agreement weights of an ordinal scale."
+        weights: Weights = setting_option(
+            "weights", Weights.QUADRATIC, "Agreement weights of an ordinal scale."
         ),
         default_rules: bool = typer.Option(
             True,

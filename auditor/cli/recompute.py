@@ -23,7 +23,7 @@ from auditor.cli._hints import how_to_get_a_snapshot
 from auditor.cli._remote import remote_client
 from auditor.cli._remote_reads import remote_history, remote_snapshot
 from auditor.config import get_settings
-from auditor.services import NotFound
+from auditor.errors import NotFound
 from auditor.services.queries.history import metric_history, snapshot_view
 from auditor.services.queries.reverts import RevertMark
 from auditor.services.recompute.embedded import run_embedded, start_in_thread

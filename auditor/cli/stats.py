@@ -26,6 +26,7 @@ from auditor.cli._read_options import (
     notices,
     read_options,
 )
+from auditor.cli._settings import setting_option
 from auditor.domain import (
     CollapsePolicy,
     IntervalMethod,
@@ -185,25 +186,28 @@ def register(app: typer.Typer) -> None:
         item_field: str | None = ITEM_FIELD,
         from_name: str | None = FROM_NAME,
         batch_size: int | None = BATCH_SIZE,
-        collapse: CollapsePolicy = typer.Option(CollapsePolicy.FIRST),
-        rho_mode: RhoMode = typer.Option(RhoMode.APPROXIMATE),
-        rho_unrated: RhoUnrated = typer.Option(RhoUnrated.POOL),
-        rater_model: RaterModel = typer.Option(
-            RaterModel.MOMENTS, help="How x is estimated: moments, or the paper's max_entropy"
+        collapse: CollapsePolicy = setting_option("collapse", CollapsePolicy.FIRST),
+        rho_mode: RhoMode = setting_option("rho_mode", RhoMode.APPROXIMATE),
+        rho_unrated: RhoUnrated = setting_option("rho_unrated", RhoUnrated.POOL),
+        rater_model: RaterModel = setting_option(
+            "rater_model",
+            RaterModel.MOMENTS,
+            "How x is estimated: moments, or the paper's max_entropy",
         ),
-        ci: IntervalMethod = typer.Option(IntervalMethod.JACKKNIFE),
-        level: float = typer.Option(0.95, help="Interval level"),
-        resamples: int = typer.Option(1000, help="Bootstrap resamples"),
+        ci: IntervalMethod = setting_option("interval_method", IntervalMethod.JACKKNIFE),
+        level: float = setting_option("interval_level", 0.95, "Interval level"),
+        resamples: int = setting_option("bootstrap_resamples", 1000, "Bootstrap resamples"),
         seed: int | None = typer.Option(
             None, help="Bootstrap seed (default: fixed); a snapshot's seed reproduces its intervals"
         ),
-        scale: Scale = typer.Option(
+        scale: Scale = setting_option(
+            "scale",
             Scale.NOMINAL,
-            help="ordinal: the categories' declared order (--categories) is the scale's order; "
+            "ordinal: the categories' declared order (--categories) is the scale's order; "
             "adds the weighted coefficients, grade bias and weighted pairwise kappa",
         ),
-        weights: Weights = typer.Option(
-            Weights.QUADRATIC, help="Agreement weights of an ordinal scale"
+        weights: Weights = setting_option(
+            "weights", Weights.QUADRATIC, "Agreement weights of an ordinal scale"
         ),
         as_json: bool = typer.Option(False, "--json", help="The public JSON shape"),
     ) -> None:

@@ -14,6 +14,11 @@ Subjects:
 
 Per-category measures (``category_share``, ``specific_agreement``: a mapping of category to
 measure under ``measures``) stay in the snapshot's JSON; they have no points.
+
+Which names may stand where is the typed measure set's (``auditor.stats``: the project measures,
+the fields of ``RaterResult`` and ``ModelResult``). An entry this module does not know is an
+error naming it, never a silently missing point (a measure without a point has no chart and no
+alert rule; issue 23).
 """
 
 from __future__ import annotations
@@ -23,14 +28,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from auditor.stats.export import MODEL_STATS, RATER_STATS
+from auditor.stats.results import CATEGORY_MEASURES, PROJECT_MEASURES
+
 SUBJECT_KINDS = ("project", "rater", "model", "pair")
 PAIR_METRIC = "cohen_kappa"
 WEIGHTED_PAIR_METRIC = "cohen_w"
 PAIR_SEPARATOR = "|"
+# The entries of a rater's section that are counts and tables, not measures.
+RATER_EXTRAS = ("n_repeated_items", "confusion", "confusion_n")
+MEASURE_KEYS = frozenset({"value", "ci_low", "ci_high", "ci_reason", "n", "band", "reason"})
 
 
 @dataclass(frozen=True)
-class MetricPoint:
+class ComputedPoint:
+    """One point as computed from a measure set, before it is stored (a row of the
+    ``metric_points`` table, ``auditor.storage.snapshot_models.MetricPoint``)."""
+
     metric: str
     subject_kind: str
     subject_id: str
@@ -63,10 +77,10 @@ def _number(value: Any, where: str) -> float | None:
     return number
 
 
-def _point(metric: str, kind: str, subject: str, measure: Mapping[str, Any]) -> MetricPoint:
+def _point(metric: str, kind: str, subject: str, measure: Mapping[str, Any]) -> ComputedPoint:
     where = f"{kind} {subject!r} metric {metric!r}"
     n = measure.get("n")
-    return MetricPoint(
+    return ComputedPoint(
         metric=metric,
         subject_kind=kind,
         subject_id=subject,
@@ -78,11 +92,29 @@ def _point(metric: str, kind: str, subject: str, measure: Mapping[str, Any]) -> 
     )
 
 
-def _is_measure(value: Any) -> bool:
-    return isinstance(value, Mapping) and "value" in value
+def _measures(
+    section: Mapping[str, Any], known: tuple[str, ...], where: str, skipped: tuple[str, ...] = ()
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """The (name, measure) entries of one section, checked against the typed measure set."""
+    found = []
+    for name, measure in section.items():
+        if name in skipped:
+            continue
+        if name not in known:
+            raise ValueError(
+                f"{where} has an entry {name!r} that is no measure of the statistics "
+                f"(known: {', '.join(known)}): no point would be written for it"
+            )
+        if not isinstance(measure, Mapping) or "value" not in measure:
+            raise ValueError(f"{where} entry {name!r} is not a measure (value, ci_low, ...)")
+        unknown = sorted(set(measure) - MEASURE_KEYS)
+        if unknown:
+            raise ValueError(f"{where} entry {name!r} has unknown fields {unknown}")
+        found.append((name, measure))
+    return found
 
 
-def points_from_stats_dict(rendered: Mapping[str, Any]) -> list[MetricPoint]:
+def points_from_stats_dict(rendered: Mapping[str, Any]) -> list[ComputedPoint]:
     """Every measure of a rendered measure set as a flat list of points.
 
     Parameters
@@ -92,19 +124,28 @@ def points_from_stats_dict(rendered: Mapping[str, Any]) -> list[MetricPoint]:
 
     Returns
     -------
-    list of MetricPoint, in a stable order (project, raters, models, pairs).
+    list of ComputedPoint, in a stable order (project, raters, models, pairs).
+
+    Raises
+    ------
+    ValueError
+        An entry the statistics do not define, or a measure of another shape (it would
+        otherwise vanish without a point), or a value that is not finite.
     """
+    measures = rendered.get("measures", {})
     points = [
         _point(name, "project", "", measure)
-        for name, measure in rendered.get("measures", {}).items()
-        if _is_measure(measure)
+        for name, measure in _measures(measures, PROJECT_MEASURES, "measures", CATEGORY_MEASURES)
     ]
-    for kind, section in (("rater", "raters"), ("model", "models")):
+    for kind, section, known, extras in (
+        ("rater", "raters", RATER_STATS, RATER_EXTRAS),
+        ("model", "models", MODEL_STATS, ()),
+    ):
         for subject, metrics in rendered.get(section, {}).items():
+            where = f"{section}[{str(subject)!r}]"
             points.extend(
                 _point(name, kind, str(subject), measure)
-                for name, measure in metrics.items()
-                if _is_measure(measure)
+                for name, measure in _measures(metrics, known, where, extras)
             )
     for pair in rendered.get("pairwise_cohen", []):
         subject = f"{pair['rater_a']}{PAIR_SEPARATOR}{pair['rater_b']}"
@@ -112,7 +153,7 @@ def points_from_stats_dict(rendered: Mapping[str, Any]) -> list[MetricPoint]:
         if measure.get("n") is None:
             measure["n"] = pair.get("n_items")
         points.append(_point(PAIR_METRIC, "pair", subject, measure))
-        if _is_measure(pair.get("cohen_w")):  # ordinal scales
+        if pair.get("cohen_w") is not None:  # ordinal scales
             weighted = dict(pair["cohen_w"])
             if weighted.get("n") is None:
                 weighted["n"] = pair.get("n_items")

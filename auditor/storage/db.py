@@ -185,32 +185,48 @@ def display_url(url: str) -> str:
         return "<unparsable AUDITOR_DATABASE_URL>"
 
 
-def is_lock_timeout(error: BaseException) -> bool:
-    """The write lock could not be had in time: SQLite's "database is locked" after the busy
-    timeout, PostgreSQL's lock_not_available. Retrying later succeeds; the caller answers
-    "busy" (HTTP 503 with Retry-After), never an internal error."""
-    from sqlalchemy.exc import OperationalError
+def _chain(error: BaseException) -> list[BaseException]:
+    """``error``, the driver's error it wraps (``.orig``) and its causes, as a service or
+    SQLAlchemy may wrap it; bounded, never looping on a cycle."""
+    seen: list[BaseException] = []
+    pending: list[BaseException | None] = [error]
+    while pending and len(seen) < 20:
+        current = pending.pop(0)
+        if current is None or any(current is s for s in seen):
+            continue
+        seen.append(current)
+        pending += [getattr(current, "orig", None), current.__cause__, current.__context__]
+    return seen
 
-    if not isinstance(error, OperationalError):
-        return False
-    if "database is locked" in str(error.orig) or "database table is locked" in str(error.orig):
-        return True
-    return getattr(error.orig, "sqlstate", None) == "55P03"
+
+# sqlite3's primary result codes for "another connection holds the lock" (SQLITE_BUSY after
+# the busy timeout, SQLITE_LOCKED for a table lock); an extended code keeps them in its low byte.
+_SQLITE_BUSY_CODES = (5, 6)
+
+
+def is_lock_timeout(error: BaseException) -> bool:
+    """The write lock could not be had in time: SQLite's SQLITE_BUSY/SQLITE_LOCKED after the
+    busy timeout, PostgreSQL's lock_not_available (55P03), whether SQLAlchemy wrapped the
+    driver's error or the driver raised it itself (the labels COPY runs on the driver).
+    Decided by the error's type and code, never its text. Retrying later succeeds; the caller
+    answers "busy" (HTTP 503 with Retry-After), never an internal error."""
+    import sqlite3
+
+    import psycopg
+
+    for seen in _chain(error):
+        if isinstance(seen, psycopg.errors.LockNotAvailable):
+            return True
+        if isinstance(seen, sqlite3.OperationalError):
+            code = getattr(seen, "sqlite_errorcode", None)
+            if code is not None and code & 0xFF in _SQLITE_BUSY_CODES:
+                return True
+    return False
 
 
 # SQLSTATE class 08 (connection exception) and the server shutting down (admin_shutdown,
 # crash_shutdown, cannot_connect_now).
 _UNAVAILABLE_STATES = ("57P01", "57P02", "57P03")
-# A refused or timed-out connect carries no SQLSTATE: psycopg's words for it.
-_UNAVAILABLE_CLUES = (
-    "connection failed",
-    "could not connect",
-    "connection refused",
-    "timeout expired",
-    "server closed the connection",
-    "the connection is closed",
-    "terminating connection",
-)
 
 
 # How long a client should wait before retrying after is_connection_error: the API's JSON 503
@@ -221,24 +237,21 @@ UNAVAILABLE_RETRY_AFTER_SECONDS = 10
 def is_connection_error(error: BaseException) -> bool:
     """The database cannot be reached: the connect was refused or timed out, or the server
     went away or is shutting down (checked along the chain of causes, as a service may wrap
-    it). Retrying later may succeed; the caller answers "unavailable" (HTTP 503), never an
-    internal error."""
-    from sqlalchemy.exc import DBAPIError, OperationalError
+    it). Decided by type and code, never by message text: SQLAlchemy's invalidated
+    connection, a SQLSTATE of class 08 or 57P01-57P03, and psycopg's ``OperationalError``
+    without a SQLSTATE (the server never answered: refused, timed out, closed; any error the
+    server itself reports carries one). Retrying later may succeed; the caller answers
+    "unavailable" (HTTP 503), never an internal error."""
+    import psycopg
+    from sqlalchemy.exc import DBAPIError
 
-    seen: BaseException | None = error
-    for _ in range(10):  # a cause chain is short; never loop on a cycle
-        if seen is None:
-            return False
+    for seen in _chain(error):
         if isinstance(seen, DBAPIError) and seen.connection_invalidated:
             return True
-        if isinstance(seen, OperationalError):
-            state = getattr(seen.orig, "sqlstate", None) or ""
-            if state.startswith("08") or state in _UNAVAILABLE_STATES:
+        if isinstance(seen, psycopg.OperationalError):
+            state = seen.sqlstate or ""
+            if not state or state.startswith("08") or state in _UNAVAILABLE_STATES:
                 return True
-            text = str(seen.orig).lower()
-            if not state and any(clue in text for clue in _UNAVAILABLE_CLUES):
-                return True
-        seen = seen.__cause__ or seen.__context__
     return False
 
 

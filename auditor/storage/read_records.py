@@ -9,7 +9,7 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class RaterRow:
+class RaterLabelsRow:
     rater: str
     kind: str
     labels: int

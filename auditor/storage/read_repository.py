@@ -19,7 +19,7 @@ from auditor.storage.read_records import (
     HistoryPointRow,
     ItemRow,
     LatestPointRow,
-    RaterRow,
+    RaterLabelsRow,
     RecomputeFactRow,
     SessionRow,
     SnapshotRow,
@@ -52,7 +52,7 @@ class ReadRepository:
     def __init__(self, db: Session) -> None:
         self.db = db
 
-    def list_raters(self, project_id: int, after: str | None, limit: int) -> list[RaterRow]:
+    def list_raters(self, project_id: int, after: str | None, limit: int) -> list[RaterLabelsRow]:
         labels = (
             select(Label.rater_id, func.count().label("labels"))
             .where(Label.project_id == project_id)
@@ -67,9 +67,9 @@ class ReadRepository:
         if after is not None:
             query = query.where(Rater.external_id > after)
         rows = self.db.execute(query.order_by(Rater.external_id).limit(limit)).all()
-        return [RaterRow(rater=r[0], kind=r[1], labels=int(r[2])) for r in rows]
+        return [RaterLabelsRow(rater=r[0], kind=r[1], labels=int(r[2])) for r in rows]
 
-    def find_rater(self, project_id: int, external_id: str) -> RaterRow | None:
+    def find_rater(self, project_id: int, external_id: str) -> RaterLabelsRow | None:
         rater = self.db.execute(
             select(Rater).where(Rater.project_id == project_id, Rater.external_id == external_id)
         ).scalar()
@@ -78,7 +78,7 @@ class ReadRepository:
         count = self.db.execute(
             select(func.count()).where(Label.project_id == project_id, Label.rater_id == rater.id)
         ).scalar()
-        return RaterRow(rater=rater.external_id, kind=rater.kind, labels=int(count or 0))
+        return RaterLabelsRow(rater=rater.external_id, kind=rater.kind, labels=int(count or 0))
 
     def list_items(self, project_id: int, after: str | None, limit: int) -> list[ItemRow]:
         query = select(Item.external_id).where(Item.project_id == project_id)

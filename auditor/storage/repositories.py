@@ -84,11 +84,21 @@ class WriteConflict(Failure):
     inserted first). The transaction is lost; running it again resolves the conflict."""
 
 
+# The unique index a concurrent batch with the same client key trips (migration 0013).
+CLIENT_KEY_INDEX = "uq_labels_project_id_client_key"
+
+
 def _is_write_conflict(error: BaseException | None) -> bool:
+    """A deadlock, a serialization failure, or another transaction's insert of one of this
+    batch's client keys between our check and our insert: by type and constraint name, never
+    by message text. PostgreSQL only: a SQLite writer holds the write lock from its first
+    statement (``BEGIN IMMEDIATE``), so its key check and insert cannot be overtaken."""
     if isinstance(error, psycopg.errors.DeadlockDetected | psycopg.errors.SerializationFailure):
         return True
-    unique = isinstance(error, psycopg.errors.UniqueViolation) or "UNIQUE" in str(error)
-    return unique and "client_key" in str(error)
+    return (
+        isinstance(error, psycopg.errors.UniqueViolation)
+        and error.diag.constraint_name == CLIENT_KEY_INDEX
+    )
 
 
 def _conflicts_as_write_conflict(method: Callable[P, R]) -> Callable[P, R]:

@@ -18,8 +18,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
 from auditor.config import Settings, get_settings
+from auditor.errors import NotFound
 from auditor.presentation.pages import STATIC, Renderer
-from auditor.services import NotFound
 from auditor.services.access.dashboard_sessions import SESSION_LIFETIME, close_session, open_session
 from auditor.services.queries.dashboard import (
     project_detail,

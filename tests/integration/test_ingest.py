@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
+from auditor.errors import NotFound
 from auditor.ingestion.errors import IngestRejected
-from auditor.services import NotFound
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import create_project
 from auditor.storage.unit_of_work import UnitOfWork

@@ -14,7 +14,7 @@ from sqlalchemy import text
 
 from auditor.api import create_app
 from auditor.config import Settings
-from auditor.services import Invalid
+from auditor.errors import Invalid
 from auditor.services.access.keys import create_key
 from auditor.services.label_studio.webhook import receive_event
 from auditor.services.projects.projects import create_project

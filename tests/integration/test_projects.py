@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from auditor.domain import CollapsePolicy, IntervalMethod, ProjectSettings
-from auditor.services import Conflict, Invalid, NotFound
+from auditor.errors import Conflict, Invalid, NotFound
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import (
     add_categories,

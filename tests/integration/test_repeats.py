@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
+from auditor.errors import NotFound
 from auditor.ingestion.readers import LabelFileReader
-from auditor.services import NotFound
 from auditor.services.ingest.labels import import_batches, ingest_labels
 from auditor.services.projects.projects import create_project
 from auditor.services.repeats.planner import plan_repeats, repeat_status, update_repeat_settings

@@ -84,7 +84,7 @@ def test_db_check_finds_times_stored_before_the_bound(uow, database_url, monkeyp
 
 
 def test_a_silence_past_2100_is_refused_by_the_service_and_the_cli(uow, database_url, monkeypatch):
-    from auditor.services import Invalid
+    from auditor.errors import Invalid
     from auditor.services.alerts.silences import add_silence
 
     create_project(uow, "p", ["yes", "no"])

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path
 from pydantic import BaseModel
 
 from auditor.api.deps import OPAQUE_MAX, Admin, Ids, Reader, ReadUow, Slug, WriteUow
-from auditor.services import Conflict, NotFound
+from auditor.errors import Conflict, NotFound
 from auditor.services.access.public_ids import PublicIds
 from auditor.services.ingest import imports as service
 

@@ -21,7 +21,7 @@ from auditor.api.schemas import (
     SnapshotSummary,
 )
 from auditor.domain import SCOPE_PATTERN, from_micros, to_micros
-from auditor.services import Invalid, NotFound
+from auditor.errors import Invalid, NotFound
 from auditor.services.access.public_ids import PublicIds
 from auditor.services.queries import api_reads as service
 from auditor.services.queries.history import (

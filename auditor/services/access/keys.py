@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from auditor.services import Invalid, NotFound
+from auditor.errors import Invalid, NotFound
 from auditor.storage.db import utc_now
 from auditor.storage.key_repository import KeyRow
 from auditor.storage.unit_of_work import UnitOfWork

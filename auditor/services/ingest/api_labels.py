@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from auditor.errors import Invalid
 from auditor.ingestion.batch import RawBatch
-from auditor.services import Invalid
 from auditor.services.ingest.labels import (
     RACE_RETRIES,
     IngestResult,

@@ -1,7 +1,12 @@
 """Write one validated batch of labels inside the caller's transaction: resolve items,
 raters and sessions in bulk, drop the rows already stored (by client key or by natural
-identity), insert the rest, fulfil planned repeats. Every write path (API batches, file
-imports on SQLite, integrations) goes through ``write_batch``."""
+identity), insert the rest, fulfil planned repeats.
+
+API batches and the integrations (Label Studio) go through ``write_batch``. It is one of three
+implementations of the duplicate and repeat rules: file imports, on both databases, judge
+them in the staging table's SQL (``auditor.storage.staging``), and ``auditor stats`` in memory
+(``auditor.ingestion.arrays``). tests/integration/test_repeat_rules.py runs one table of
+scenarios through all three on both databases, so a change to one that the others lack fails."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from auditor.domain import to_micros
-from auditor.services import Conflict, NotFound
+from auditor.errors import Conflict, NotFound
 from auditor.services.ingest.labels import LABEL_STUDIO_SOURCES
 from auditor.storage.db import utc_now
 from auditor.storage.import_repository import ImportRow

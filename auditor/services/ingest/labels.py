@@ -21,12 +21,12 @@ from datetime import datetime
 from typing import TypeVar
 
 from auditor.domain import to_micros
+from auditor.errors import Conflict
 from auditor.ingestion.batch import AnyBatch, RawBatch, ValidBatch, validate_batch
 from auditor.ingestion.digest import RowsDigest
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError
 from auditor.ingestion.file_repeats import FileRepeats
 from auditor.ingestion.label_studio import RESERVED_KEY, reserved_key_rows
-from auditor.services import Conflict
 from auditor.services.ingest.batch_writer import category_ids_of, write_batch
 from auditor.services.ingest.staged import Staging, staged_columns, staged_errors
 from auditor.storage.db import utc_now

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from auditor.connectors.label_studio import LabelStudioUnavailable
-from auditor.errors import shown_name
+from auditor.errors import Invalid, shown_name
 from auditor.ingestion.label_studio import (
     PREDICTION_PREFIX,
     PREDICTIONS_MODEL,
@@ -43,7 +43,6 @@ from auditor.ingestion.label_studio_events import (
     parent_predictions,
     version_of,
 )
-from auditor.services import Invalid
 from auditor.services.ingest.labels import with_race_retries
 from auditor.services.label_studio.apply import WEBHOOK_SOURCE, Applier, Change
 from auditor.services.label_studio.settings import api_of, options_of

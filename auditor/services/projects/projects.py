@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from auditor.domain import ProjectSettings
+from auditor.errors import Conflict, Invalid, NotFound
 from auditor.ingestion.schemas import ProjectIn, check_category_name, check_new_categories
-from auditor.services import Conflict, Invalid, NotFound
 from auditor.services.projects.settings import SettingCaps, check_caps
 from auditor.storage.db import utc_now
 from auditor.storage.project_repository import CategoryRecord, ProjectRecord

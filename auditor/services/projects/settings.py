@@ -23,7 +23,7 @@ from auditor.domain import (
     Weights,
     windows_problem,
 )
-from auditor.services import Invalid
+from auditor.errors import Invalid
 from auditor.storage.unit_of_work import UnitOfWork
 
 SETTING_NAMES = tuple(f.name for f in dataclasses.fields(ProjectSettings))

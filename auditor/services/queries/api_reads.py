@@ -10,7 +10,7 @@ import dataclasses
 from datetime import datetime
 from typing import Any
 
-from auditor.services import Invalid, NotFound
+from auditor.errors import Invalid, NotFound
 from auditor.services.queries.history import (
     SNAPSHOT_METADATA,
     explain_empty_series,
@@ -24,19 +24,19 @@ from auditor.stats.catalogue import names_for
 from auditor.storage.read_records import (
     HistoryPointRow,
     ItemRow,
-    RaterRow,
+    RaterLabelsRow,
     SessionRow,
     SnapshotSummaryRow,
 )
 from auditor.storage.unit_of_work import UnitOfWork
 
 
-def list_raters(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[RaterRow]:
+def list_raters(uow: UnitOfWork, slug: str, after: str | None, limit: int) -> list[RaterLabelsRow]:
     with uow:
         return uow.reads.list_raters(project_id_for(uow, slug), after, limit)
 
 
-def get_rater(uow: UnitOfWork, slug: str, rater: str) -> RaterRow:
+def get_rater(uow: UnitOfWork, slug: str, rater: str) -> RaterLabelsRow:
     with uow:
         found = uow.reads.find_rater(project_id_for(uow, slug), rater)
     if found is None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from auditor.services import NotFound
+from auditor.errors import NotFound
 from auditor.services.label_studio.rejections import RejectionSummary, summary_in
 from auditor.services.queries.attention import (
     MAX_LISTED,

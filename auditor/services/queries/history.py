@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from auditor.services import Invalid, NotFound
+from auditor.errors import Invalid, NotFound
 from auditor.snapshots.points import parse_subject
 from auditor.snapshots.scopes import CUMULATIVE, parse_scope
 from auditor.storage.read_records import HistoryPointRow

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from auditor.domain import CollapsePolicy, LabelArrays, RaterKind
-from auditor.services import NotFound
+from auditor.errors import NotFound
 from auditor.stats import kept
 from auditor.storage.kept_repository import KeptRecord, from_payload, to_payload
 from auditor.storage.label_loader import (

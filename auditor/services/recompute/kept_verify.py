@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from auditor.services import NotFound
+from auditor.errors import NotFound
 from auditor.services.recompute.kept import Layout, build, payloads, state_of, update_kept
 from auditor.stats import kept
 from auditor.stats import kept_estimates as measures

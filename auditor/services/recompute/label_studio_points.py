@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from auditor.snapshots.points import MetricPoint
+from auditor.snapshots.points import ComputedPoint
 from auditor.storage.unit_of_work import UnitOfWork
 
 METRIC = "label_studio_rejected"
@@ -25,4 +25,4 @@ def rejection_points(uow: UnitOfWork, project_id: int) -> list[dict[str, Any]]:
     count = sum(r.since_sync for r in records)
     uow.label_studio_settings.shown(project_id)
     # n = 1: a count is known exactly, never "insufficient data"
-    return [MetricPoint(METRIC, "project", "", float(count), None, None, 1, None).as_row()]
+    return [ComputedPoint(METRIC, "project", "", float(count), None, None, 1, None).as_row()]

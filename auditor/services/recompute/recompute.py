@@ -26,8 +26,7 @@ from typing import Any
 
 import auditor
 from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings
-from auditor.errors import Failure
-from auditor.services import NotFound
+from auditor.errors import Failure, NotFound
 from auditor.services.alerts.evaluation import evaluate_snapshots
 from auditor.services.recompute import health as recompute_health
 from auditor.services.recompute.kept import update_kept

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from auditor.domain import to_micros
-from auditor.snapshots.points import MetricPoint
+from auditor.snapshots.points import ComputedPoint
 from auditor.stats.repeats import needed_repeats
 from auditor.storage import repeat_repository as repo
 from auditor.storage.unit_of_work import UnitOfWork
@@ -53,7 +53,7 @@ def add_coverage(
             "repeat_coverage": _measure(have / needed, needed),
         }
         points.extend(
-            MetricPoint(name, "rater", rater, m["value"], None, None, m["n"], None).as_row()
+            ComputedPoint(name, "rater", rater, m["value"], None, None, m["n"], None).as_row()
             for name, m in added.items()
         )
     return points

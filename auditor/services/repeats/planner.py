@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from auditor.domain import RepeatSettings, from_micros, to_micros
-from auditor.services import Invalid, NotFound
+from auditor.errors import Invalid, NotFound
 from auditor.stats import repeats as plan
 from auditor.stats.selfagreement import pairs_agreeing
 from auditor.storage import repeat_repository as repo

@@ -32,6 +32,7 @@ import redis
 from sqlalchemy.engine import make_url
 
 from tests.services import POSTGRES_ADMIN_URL, require_postgres, require_redis
+from tests.timing import scaled
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.redis]
 
@@ -43,6 +44,8 @@ STOP_TIMEOUT = 20.0
 
 
 def wait_for(predicate: Callable[[], object], timeout: float, what: str) -> object:
+    """``timeout`` is for a quiet machine: stretched by the measured slowness (tests/timing.py)."""
+    timeout = scaled(timeout)
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()

@@ -27,10 +27,11 @@ from sqlalchemy.engine import make_url
 
 from auditor.storage import migrate
 from tests.services import POSTGRES_ADMIN_URL, require_postgres, require_redis
+from tests.timing import scaled
 
 REPO = Path(__file__).resolve().parents[3]
 REDIS_DB = 13
-SCAN_INTERVAL = 1.0
+SCAN_INTERVAL = 1.0  # on a quiet machine; a cluster stretches it (tests/timing.py)
 
 
 def _libpq(url: str) -> str:
@@ -38,6 +39,8 @@ def _libpq(url: str) -> str:
 
 
 def wait_for(predicate: Callable[[], object], timeout: float, what: str, step: float = 0.1):
+    """``timeout`` is for a quiet machine: stretched by the measured slowness (tests/timing.py)."""
+    timeout = scaled(timeout)
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -77,6 +80,9 @@ class Cluster:
         self.database_url, self.prefix, self.tmp = database_url, prefix, tmp
         self.processes: list[Process] = []
         self.broker_url = f"redis://127.0.0.1:6379/{REDIS_DB}"
+        # Measured when the cluster starts: at load 10 a scan and a recompute take longer,
+        # and the beat's interval with them, so "within two scan intervals" keeps its verdict.
+        self.scan_interval = scaled(SCAN_INTERVAL)
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("AUDITOR_")}
@@ -84,7 +90,7 @@ class Cluster:
             AUDITOR_DATABASE_URL=self.database_url,
             AUDITOR_BROKER_URL=self.broker_url,
             AUDITOR_BROKER_KEY_PREFIX=self.prefix,
-            AUDITOR_SCAN_INTERVAL_SECONDS=str(SCAN_INTERVAL),
+            AUDITOR_SCAN_INTERVAL_SECONDS=str(self.scan_interval),
             AUDITOR_RECOMPUTE_VISIBILITY_TIMEOUT_SECONDS="5",
             PYTHONUNBUFFERED="1",
         )

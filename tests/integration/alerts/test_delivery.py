@@ -16,8 +16,8 @@ import pytest
 
 from auditor.alerting import RetryPolicy
 from auditor.config import get_settings
+from auditor.errors import Invalid
 from auditor.notifiers import HEADER_EVENT_ID, verify
-from auditor.services import Invalid
 from auditor.services.alerts.channels import ChannelSpec, add_channel, list_channels
 from auditor.services.alerts.delivery import deliver_due
 from auditor.services.alerts.reads import notification_history

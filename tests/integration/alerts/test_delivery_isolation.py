@@ -16,6 +16,7 @@ from auditor.services.alerts.channels import ChannelSpec, add_channel
 from auditor.services.alerts.delivery import deliver_due
 from auditor.services.alerts.reads import notification_history
 from tests.integration.alerts.support import T0, ingest, kappa_rule, labels, recompute
+from tests.timing import scaled
 
 SECRET = "s" * 32
 HOUR = timedelta(hours=1)
@@ -113,4 +114,4 @@ def test_a_trickling_receiver_stalls_only_its_own_channel(uow, project, receiver
     # The fast notice did not wait for the slow channel's deadline, and the pass as a whole
     # took one deadline, not the ~3 minutes the trickled answer would.
     assert arrived and arrived[0] < SLOW_DEADLINE, arrived
-    assert SLOW_DEADLINE <= took < SLOW_DEADLINE + 5, took
+    assert SLOW_DEADLINE <= took < SLOW_DEADLINE + scaled(5), took  # 5 s of slack when quiet

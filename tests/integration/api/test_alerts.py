@@ -322,7 +322,7 @@ def test_settings_update(world) -> None:
 
 
 def test_settings_service_names_the_field(world) -> None:
-    from auditor.services import NotFound
+    from auditor.errors import NotFound
     from auditor.services.projects.settings import InvalidSetting, update_project_settings
 
     engine = make_engine(world.engine_url)

@@ -19,6 +19,7 @@ from auditor.services.projects.projects import create_project
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.integration.api.conftest import CATEGORIES, label_rows, serving
+from tests.timing import scaled
 
 pytestmark = pytest.mark.e2e
 CAP = 4096
@@ -38,7 +39,7 @@ def served(database_url: str) -> Iterator[tuple[str, dict[str, str], subprocess.
 
 def test_embedded_timer_recomputes_and_stops_cleanly(served) -> None:
     base, auth, process = served
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + scaled(30)  # 30 s on a quiet machine
     while True:
         latest = httpx.get(f"{base}/api/v1/projects/served/snapshots/latest", headers=auth)
         if latest.status_code == 200:

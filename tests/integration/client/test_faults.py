@@ -54,8 +54,8 @@ class Schedule:
 def write_lock_taken(database_url: str, windows: int, hold: float) -> Iterator[None]:
     """Now and then, the idempotency records locked against writes for ``hold`` seconds: the
     server (``lock_timeout`` 200 ms) answers 503 ``database_busy`` to a batch that meets it.
-    (Not the labels table: a lock timeout in the COPY of labels is answered 500, not 503,
-    as ``is_lock_timeout`` does not see the driver's own error; see the closing note.)"""
+    (A lock timeout in the COPY of labels is answered 503 too: tests/integration/
+    test_lock_timeout.py.)"""
     url = make_url(database_url).set(drivername="postgresql")
     dsn = url.render_as_string(hide_password=False)
     stop = threading.Event()

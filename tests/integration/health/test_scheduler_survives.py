@@ -20,7 +20,10 @@ from auditor.services.recompute.embedded import start_in_thread
 from auditor.services.recompute.recompute import find_project_id
 from auditor.services.recompute.worker_health import worker_beat
 from auditor.storage.unit_of_work import UnitOfWork
+from tests.timing import scaled
 
+# The scan interval on a quiet machine; each test stretches it by the measured slowness
+# (tests/timing.py), so a loaded machine does not read as a dead or stale scheduler.
 INTERVAL = 0.2
 
 
@@ -63,7 +66,7 @@ def _snapshot_count(uow: UnitOfWork, project_id: int) -> int:
 
 
 def _wait(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + scaled(timeout)  # a bound for a quiet machine, stretched
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
@@ -75,13 +78,14 @@ def test_a_failing_project_is_recorded_backed_off_and_never_stops_the_loop(
 ):
     broken, fine = two_projects
     overflow_in.add(broken)
-    thread, stop, health = start_in_thread(lambda: UnitOfWork(engine), INTERVAL)
+    interval = scaled(INTERVAL)
+    thread, stop, health = start_in_thread(lambda: UnitOfWork(engine), interval)
     try:
         _wait(lambda: _snapshot_count(uow, fine) > 0, 20, "snapshots of the healthy project")
         _wait(lambda: recompute_health.failures(uow, broken), 20, "the failure record")
         # Let the loop run for a while: failures back off (1, 2, 4, 8 intervals), no hot loop.
         cycles_before = health.last_cycle_at
-        time.sleep(12 * INTERVAL)
+        time.sleep(12 * interval)
         assert thread.is_alive()
         assert health.last_cycle_at != cycles_before
         (record,) = recompute_health.failures(uow, broken)
@@ -95,7 +99,7 @@ def test_a_failing_project_is_recorded_backed_off_and_never_stops_the_loop(
         assert "project broken" in (report.last_error or "")
 
         overflow_in.clear()  # the fault is fixed: the next retry succeeds and ends the run
-        _wait(lambda: _snapshot_count(uow, broken) > 0, 20 * INTERVAL * 10, "the retry")
+        _wait(lambda: _snapshot_count(uow, broken) > 0, 20 * interval * 10, "the retry")
         (record,) = recompute_health.failures(uow, broken)
         assert record.consecutive == 0 and record.retry_after is None
         assert record.failures >= 1  # the history stays
@@ -111,12 +115,12 @@ def test_backoff_grows_to_ten_scan_intervals():
     ]  # fmt: skip
 
 
-def _settings(database_url: str, **extra: object) -> Settings:
-    return Settings(database_url=database_url, scan_interval_seconds=INTERVAL, **extra)
+def _settings(database_url: str, interval: float = INTERVAL, **extra: object) -> Settings:
+    return Settings(database_url=database_url, scan_interval_seconds=interval, **extra)
 
 
 def test_healthz_embedded_ok_then_503_when_the_thread_is_dead(database_url, two_projects):
-    with TestClient(build_app(_settings(database_url))) as client:
+    with TestClient(build_app(_settings(database_url, scaled(INTERVAL)))) as client:
         app = client.app
         _wait(lambda: app.state.scheduler_health.last_cycle_at is not None, 20, "a cycle")
         body = client.get("/healthz").json()
@@ -137,7 +141,7 @@ def test_healthz_embedded_degraded_while_a_project_fails(database_url, two_proje
     overflow_in.add(two_projects[0])
     # A 1 s scan (stale after 3 s): at 0.2 s one slow cycle on a loaded CI machine read as a
     # dead scheduler (503), which is not what this test is about.
-    settings = Settings(database_url=database_url, scan_interval_seconds=1.0)
+    settings = Settings(database_url=database_url, scan_interval_seconds=scaled(1.0))
     with TestClient(build_app(settings)) as client:
         health = client.app.state.scheduler_health
         _wait(lambda: health.last_error is not None, 20, "the failure")
@@ -149,22 +153,23 @@ def test_healthz_embedded_degraded_while_a_project_fails(database_url, two_proje
 
 
 def test_healthz_distributed_reads_the_beat_heartbeat(database_url, uow):
-    settings = _settings(database_url, broker_url="redis://127.0.0.1:1/0")
+    interval = scaled(INTERVAL)  # a beat older than ~3 intervals is stale: at load, stretched
+    settings = _settings(database_url, interval, broker_url="redis://127.0.0.1:1/0")
     with TestClient(build_app(settings)) as client:
         assert not hasattr(client.app.state, "scheduler_health")
         assert client.get("/healthz").status_code == 200  # grace: beat may be starting
-        client.app.state.started_at = datetime.now(UTC) - timedelta(seconds=10 * INTERVAL)
+        client.app.state.started_at = datetime.now(UTC) - timedelta(seconds=10 * interval)
         response = client.get("/healthz")
         assert response.status_code == 503, response.json()
         assert response.json()["scheduler"]["reason"]
-        recompute_health.beat(uow, INTERVAL)
+        recompute_health.beat(uow, interval)
         worker_beat(uow, "celery@test", 60)  # a worker answers too (test_worker_heartbeat)
         body = client.get("/healthz").json()
         assert body["status"] == "ok" and body["scheduler"]["mode"] == "distributed", body
-        stale = datetime.now(UTC) - timedelta(seconds=4 * INTERVAL)
-        recompute_health.beat(uow, INTERVAL, now=stale)
+        stale = datetime.now(UTC) - timedelta(seconds=4 * interval)
+        recompute_health.beat(uow, interval, now=stale)
         assert client.get("/healthz").status_code == 503
-        recompute_health.beat(uow, INTERVAL, RuntimeError("scan broke"))
+        recompute_health.beat(uow, interval, RuntimeError("scan broke"))
         body = client.get("/healthz").json()
         assert body["scheduler"]["last_error"] == "RuntimeError: scan broke"
 
@@ -184,7 +189,7 @@ def test_the_loop_outlives_a_failing_scan(uow, engine, two_projects, monkeypatch
         return real_scan(*args, **kwargs)
 
     monkeypatch.setattr(embedded, "scan_dirty_projects", flaky_scan)
-    thread, stop, health = start_in_thread(lambda: UnitOfWork(engine), INTERVAL)
+    thread, stop, health = start_in_thread(lambda: UnitOfWork(engine), scaled(INTERVAL))
     try:
         _wait(lambda: _snapshot_count(uow, two_projects[1]) > 0, 20, "a snapshot after the faults")
         assert thread.is_alive()

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from auditor.domain import ProjectSettings
-from auditor.services import Invalid, NotFound
+from auditor.errors import Invalid, NotFound
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import create_project
 from auditor.services.queries.history import metric_history, snapshot_view

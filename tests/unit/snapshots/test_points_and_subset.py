@@ -113,3 +113,18 @@ def test_cumulative_window_is_the_same_object():
         category_names=("a",),
     )
     assert subset_labels(labels, window_mask(labels.order, Window(None, None))) is labels
+
+
+@pytest.mark.parametrize(
+    ("rendered", "named"),
+    [
+        ({"measures": {"x": {"estimate": 0.5}}}, "'x'"),
+        ({"measures": {"kappa_s": {"estimate": 0.5}}}, "'kappa_s' is not a measure"),
+        ({"raters": {"r1": {"self_agreemnt": m(0.5)}}}, "'self_agreemnt'"),
+        ({"models": {"clf": {"kappa_s": m(0.5)}}}, "'kappa_s'"),
+        ({"measures": {"kappa_s": {**m(0.5), "stderr": 0.1}}}, "'stderr'"),
+    ],
+)
+def test_an_entry_the_statistics_do_not_define_is_an_error_not_a_missing_point(rendered, named):
+    with pytest.raises(ValueError, match=named):
+        points_from_stats_dict(rendered)
