@@ -398,6 +398,7 @@ class SettingsPatch(BaseModel):
                 min_length=1,
                 max_length=MAX_WINDOWS,
                 description="rolling windows in days: at least one, each once",
+                json_schema_extra={"uniqueItems": True},
             ),
             AfterValidator(_windows_once),
         ]

@@ -102,11 +102,14 @@ def explain_empty_series(
         examples = {
             k: sorted({s for m, kk, s in known if m == metric and kk == k})[:3] for k in owners
         }
-        how = "; ".join(
-            f"--subject {k}:ID (e.g. {', '.join(f'{k}:{s}' for s in examples[k])})" for k in owners
+        how = "; or ".join(
+            "leave out --subject"
+            if k == "project"
+            else f"give --subject {k}:ID (e.g. {', '.join(f'{k}:{s}' for s in examples[k])})"
+            for k in owners
         )
         raise NotFound(
-            f"{metric!r} is a {' and '.join(owners)} metric, not one of {target}: give {how}"
+            f"{metric!r} is a {' and '.join(owners)} metric, not one of {target}: {how} ({detail})"
         )
     raise NotFound(f"project {slug!r} has no {metric!r} for {target}; {detail}")
 
