@@ -296,6 +296,24 @@ class SnapshotRepository:
         )
         return [(row[0], tuple(row[1:])) for row in rows]
 
+    def weakest_pairs(
+        self, snapshot_id: int, metric: str, min_n: int, limit: int
+    ) -> tuple[list[tuple[str, Any]], int]:
+        """The ``limit`` lowest defined pair points of one snapshot on at least ``min_n``
+        items, lowest first, as ``pair_points`` gives them, and how many pairs it has: ordered
+        and cut by the database (a page of 200 raters does not read their 19,900 pairs)."""
+        p = MetricPoint
+        mine = (p.snapshot_id == snapshot_id, p.metric == metric, p.subject_kind == "pair")
+        rows = self.db.execute(
+            select(p.subject_id, p.value, p.ci_low, p.ci_high, p.n, p.reason)
+            .where(*mine, p.value.is_not(None), p.n >= min_n)
+            .order_by(p.value, p.subject_id)
+            .limit(limit)
+        )
+        lowest = [(row[0], tuple(row[1:])) for row in rows]
+        total = self.db.execute(select(func.count()).select_from(p).where(*mine)).scalar_one()
+        return lowest, int(total)
+
     def count_snapshots(self, project_id: int) -> dict[str, int]:
         rows = self.db.execute(
             select(Snapshot.scope, func.count())
