@@ -18,6 +18,7 @@ from typing import Any
 from auditor.services import NotFound
 from auditor.services.label_studio.rejections import RejectionSummary, summary_in
 from auditor.services.queries.attention import (
+    DIP_METRICS,
     MAX_LISTED,
     Attention,
     dated,
@@ -433,7 +434,7 @@ def _attention(
     if window_scope is not None:
         since = card.as_of - ATTENTION_SPAN
         for kind, subject_kind in (("human", "rater"),):  # models have none of these
-            for metric in ATTENTION_METRICS["human"]:
+            for metric in DIP_METRICS:  # the small multiples are read below, per listed
                 many = _many(uow, project_id, metric, subject_kind, window_scope, since)
                 for subject, points in many.items():
                     recent.setdefault((kind, subject), {})[metric] = points
