@@ -5,7 +5,8 @@ Pages:
 - ``projects_overview``: every project with its latest cumulative kappa_S and rho and its
   alert state;
 - ``project_detail``: history of the project metrics in every scope, the rater table, the
-  pairwise Cohen matrix and the alert timeline;
+  pairwise Cohen matrix and the alert timeline (above TABLE_LIMIT raters the rows of most
+  concern and the weakest pairs; ``all_raters=True``: every row and the pairwise summary);
 - ``rater_detail``: one rater's (or model's) history and pairwise row.
 """
 
