@@ -14,7 +14,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, exists, func, null, or_, select, text, type_coerce
+from sqlalchemy import (
+    and_,
+    exists,
+    func,
+    literal_column,
+    null,
+    or_,
+    select,
+    text,
+    type_coerce,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
@@ -63,6 +73,16 @@ def snapshot_columns() -> list[str]:
     """The snapshot's columns as its readers see them (``lean`` is a copy of part of
     ``result``, for the pages' reads only)."""
     return [c.name for c in Snapshot.__table__.columns if c.name != "lean"]
+
+
+def _slim_raters(column: str) -> Any:
+    """PostgreSQL: the result's ``raters`` without each one's confusion matrix (a third of
+    the section, which a page would parse for nothing)."""
+    return literal_column(
+        "(SELECT jsonb_object_agg(r.key, r.value - ARRAY['confusion', 'confusion_n']) "
+        f"FROM jsonb_each(snapshots.{column} -> 'raters') AS r)",
+        type_=Snapshot.result.type,
+    )
 
 
 # Above this many pairs (those of 30 raters) a snapshot keeps its result without the pairs
@@ -263,18 +283,33 @@ class SnapshotRepository:
         return None if snapshot is None else _snapshot_dict(snapshot)
 
     def snapshot_parts_at(
-        self, project_id: int, scope: str, at: datetime | None, keys: Sequence[str]
+        self,
+        project_id: int,
+        scope: str,
+        at: datetime | None,
+        keys: Sequence[str],
+        *,
+        slim: bool = False,
     ) -> dict[str, Any] | None:
         """Only the named top-level parts of the result of the snapshot ``snapshot_at`` would
         return, read out of the JSON by the database: a page that needs a snapshot's rater
         section does not read (and parse) its 40,000 pairs; nor, when it keeps its ``lean``
-        copy and the pairs are not asked for, decompress them."""
+        copy and the pairs are not asked for, decompress them. ``slim``: on PostgreSQL each
+        rater's ``confusion`` and ``confusion_n`` are left out of ``raters`` by the database
+        (the project page shows neither; elsewhere they may be there)."""
         found_id = self._latest_id(project_id, scope, at)
         if found_id is None:
             return None
         snapshot_id, has_lean = found_id
         source = Snapshot.lean if has_lean and "pairwise_cohen" not in keys else Snapshot.result
-        parts = [source[key].label(key) for key in keys]
+        bind = self.db if isinstance(self.db, Connection) else self.db.get_bind()
+        postgres = bind.dialect.name == "postgresql"
+        parts = [
+            _slim_raters(source.name).label(key)
+            if slim and postgres and key == "raters"
+            else source[key].label(key)
+            for key in keys
+        ]
         row = self.db.execute(select(*parts).where(Snapshot.id == snapshot_id)).one()
         found = dict(row._mapping)
         return {"id": snapshot_id, "result": {k: v for k, v in found.items() if v is not None}}

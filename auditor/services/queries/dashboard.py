@@ -536,7 +536,9 @@ def _latest_at(
     uow: UnitOfWork, project_id: int, scope: str, at: datetime | None
 ) -> dict[str, Any] | None:
     """The rater parts of the window snapshot at ``at`` (the page needs no more of it)."""
-    found = uow.snapshots.snapshot_parts_at(project_id, scope, at, ("measures", "raters", "models"))
+    found = uow.snapshots.snapshot_parts_at(
+        project_id, scope, at, ("measures", "raters", "models"), slim=True
+    )
     return None if found is None else dict(found["result"])
 
 
