@@ -85,6 +85,26 @@ def _slim_raters(column: str) -> Any:
     )
 
 
+def _slim_result(source: str) -> Any:
+    """PostgreSQL: the JSON ``source`` (SQL) with its ``raters`` slimmed (``_slim_raters``)."""
+    raters = (
+        "(SELECT jsonb_object_agg(r.key, r.value - ARRAY['confusion', 'confusion_n']) "
+        f"FROM jsonb_each({source} -> 'raters') AS r)"
+    )
+    return literal_column(
+        f"CASE WHEN jsonb_typeof({source} -> 'raters') = 'object' "
+        f"THEN jsonb_set({source}, '{{raters}}', coalesce({raters}, '{{}}'::jsonb)) "
+        f"ELSE {source} END",
+        type_=Snapshot.result.type,
+    )
+
+
+def _quoted(key: str) -> str:
+    if not key.replace("_", "").isalnum():
+        raise ValueError(f"not a result key: {key!r}")
+    return key
+
+
 # Above this many pairs (those of 30 raters) a snapshot keeps its result without the pairs
 # beside it (``Snapshot.lean``).
 LEAN_PAIRS = 435
@@ -329,23 +349,26 @@ class SnapshotRepository:
         return None if row is None else (int(row[0]), bool(row[1]))
 
     def snapshot_without_at(
-        self, project_id: int, scope: str, at: datetime | None, key: str
+        self, project_id: int, scope: str, at: datetime | None, key: str, *, slim: bool = False
     ) -> dict[str, Any] | None:
         """``snapshot_at`` with one top-level part of the result left out by the database
-        (a page of many raters does not read and parse tens of thousands of pairs)."""
+        (a page of many raters does not read and parse tens of thousands of pairs);
+        ``slim``: as in ``snapshot_parts_at``."""
         found_id = self._latest_id(project_id, scope, at)
         if found_id is None:
             return None
         columns = [getattr(Snapshot, name) for name in snapshot_columns() if name != "result"]
-        if found_id[1] and key == "pairwise_cohen":  # its lean copy: the pairs left out
-            row = self.db.execute(
-                select(*columns, Snapshot.lean.label("result")).where(Snapshot.id == found_id[0])
-            ).one()
-            return dict(row._mapping)
         bind = self.db if isinstance(self.db, Connection) else self.db.get_bind()
+        postgres = bind.dialect.name == "postgresql"
         trimmed: Any
-        if bind.dialect.name == "postgresql":
-            trimmed = Snapshot.result.op("-")(key)
+        if found_id[1] and key == "pairwise_cohen":  # its lean copy: the pairs left out
+            trimmed = _slim_result("snapshots.lean") if slim and postgres else Snapshot.lean
+        elif postgres:
+            trimmed = (
+                _slim_result(f"(snapshots.result - '{_quoted(key)}')")
+                if slim
+                else Snapshot.result.op("-")(key)
+            )
         else:
             trimmed = func.json_remove(Snapshot.result, f"$.{key}")
         query = select(*columns, type_coerce(trimmed, Snapshot.result.type).label("result"))

@@ -278,15 +278,18 @@ def _many(
 
 
 def _latest(
-    uow: UnitOfWork, project_id: int, scope: str | None, *, pairs: bool = True
+    uow: UnitOfWork, project_id: int, scope: str | None, *, pairs: bool = True, slim: bool = False
 ) -> dict[str, Any] | None:
-    """The latest snapshot of ``scope``; ``pairs`` False: without its ``pairwise_cohen``."""
+    """The latest snapshot of ``scope``; ``pairs`` False: without its ``pairwise_cohen``;
+    ``slim``: its raters perhaps without their confusion matrices (the project page)."""
     if scope is None:
         return None
     if pairs:
         found = uow.snapshots.snapshot_at(project_id, scope, None)
     else:
-        found = uow.snapshots.snapshot_without_at(project_id, scope, None, "pairwise_cohen")
+        found = uow.snapshots.snapshot_without_at(
+            project_id, scope, None, "pairwise_cohen", slim=slim
+        )
     if found is None:
         return None
     result = {**found["result"], "snapshot": {k: v for k, v in found.items() if k != "result"}}
@@ -555,7 +558,7 @@ def project_detail(uow: UnitOfWork, slug: str, *, all_raters: bool = False) -> P
         row = uow.require_project(slug)
         scopes = _scopes(row)
         window_scope = next((s for s in scopes if s != CUMULATIVE), None)
-        latest = _latest(uow, row.id, CUMULATIVE, pairs=False)
+        latest = _latest(uow, row.id, CUMULATIVE, pairs=False, slim=True)
         counts = uow.snapshots.count_snapshots(row.id)
         card = _card_of(uow, row, latest, counts)
         latest_window = (
