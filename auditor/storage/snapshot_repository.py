@@ -14,17 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import (
-    and_,
-    exists,
-    func,
-    literal_column,
-    null,
-    or_,
-    select,
-    text,
-    type_coerce,
-)
+from sqlalchemy import and_, exists, func, null, or_, select, text, type_coerce
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
@@ -73,36 +63,6 @@ def snapshot_columns() -> list[str]:
     """The snapshot's columns as its readers see them (``lean`` is a copy of part of
     ``result``, for the pages' reads only)."""
     return [c.name for c in Snapshot.__table__.columns if c.name != "lean"]
-
-
-def _slim_raters(column: str) -> Any:
-    """PostgreSQL: the result's ``raters`` without each one's confusion matrix (a third of
-    the section, which a page would parse for nothing)."""
-    return literal_column(
-        "(SELECT jsonb_object_agg(r.key, r.value - ARRAY['confusion', 'confusion_n']) "
-        f"FROM jsonb_each(snapshots.{column} -> 'raters') AS r)",
-        type_=Snapshot.result.type,
-    )
-
-
-def _slim_result(source: str) -> Any:
-    """PostgreSQL: the JSON ``source`` (SQL) with its ``raters`` slimmed (``_slim_raters``)."""
-    raters = (
-        "(SELECT jsonb_object_agg(r.key, r.value - ARRAY['confusion', 'confusion_n']) "
-        f"FROM jsonb_each({source} -> 'raters') AS r)"
-    )
-    return literal_column(
-        f"CASE WHEN jsonb_typeof({source} -> 'raters') = 'object' "
-        f"THEN jsonb_set({source}, '{{raters}}', coalesce({raters}, '{{}}'::jsonb)) "
-        f"ELSE {source} END",
-        type_=Snapshot.result.type,
-    )
-
-
-def _quoted(key: str) -> str:
-    if not key.replace("_", "").isalnum():
-        raise ValueError(f"not a result key: {key!r}")
-    return key
 
 
 # Above this many pairs (those of 30 raters) a snapshot keeps its result without the pairs
@@ -303,33 +263,18 @@ class SnapshotRepository:
         return None if snapshot is None else _snapshot_dict(snapshot)
 
     def snapshot_parts_at(
-        self,
-        project_id: int,
-        scope: str,
-        at: datetime | None,
-        keys: Sequence[str],
-        *,
-        slim: bool = False,
+        self, project_id: int, scope: str, at: datetime | None, keys: Sequence[str]
     ) -> dict[str, Any] | None:
         """Only the named top-level parts of the result of the snapshot ``snapshot_at`` would
         return, read out of the JSON by the database: a page that needs a snapshot's rater
         section does not read (and parse) its 40,000 pairs; nor, when it keeps its ``lean``
-        copy and the pairs are not asked for, decompress them. ``slim``: on PostgreSQL each
-        rater's ``confusion`` and ``confusion_n`` are left out of ``raters`` by the database
-        (the project page shows neither; elsewhere they may be there)."""
+        copy and the pairs are not asked for, decompress them."""
         found_id = self._latest_id(project_id, scope, at)
         if found_id is None:
             return None
         snapshot_id, has_lean = found_id
         source = Snapshot.lean if has_lean and "pairwise_cohen" not in keys else Snapshot.result
-        bind = self.db if isinstance(self.db, Connection) else self.db.get_bind()
-        postgres = bind.dialect.name == "postgresql"
-        parts = [
-            _slim_raters(source.name).label(key)
-            if slim and postgres and key == "raters"
-            else source[key].label(key)
-            for key in keys
-        ]
+        parts = [source[key].label(key) for key in keys]
         row = self.db.execute(select(*parts).where(Snapshot.id == snapshot_id)).one()
         found = dict(row._mapping)
         return {"id": snapshot_id, "result": {k: v for k, v in found.items() if v is not None}}
@@ -349,26 +294,23 @@ class SnapshotRepository:
         return None if row is None else (int(row[0]), bool(row[1]))
 
     def snapshot_without_at(
-        self, project_id: int, scope: str, at: datetime | None, key: str, *, slim: bool = False
+        self, project_id: int, scope: str, at: datetime | None, key: str
     ) -> dict[str, Any] | None:
         """``snapshot_at`` with one top-level part of the result left out by the database
-        (a page of many raters does not read and parse tens of thousands of pairs);
-        ``slim``: as in ``snapshot_parts_at``."""
+        (a page of many raters does not read and parse tens of thousands of pairs)."""
         found_id = self._latest_id(project_id, scope, at)
         if found_id is None:
             return None
         columns = [getattr(Snapshot, name) for name in snapshot_columns() if name != "result"]
-        bind = self.db if isinstance(self.db, Connection) else self.db.get_bind()
-        postgres = bind.dialect.name == "postgresql"
-        trimmed: Any
         if found_id[1] and key == "pairwise_cohen":  # its lean copy: the pairs left out
-            trimmed = _slim_result("snapshots.lean") if slim and postgres else Snapshot.lean
-        elif postgres:
-            trimmed = (
-                _slim_result(f"(snapshots.result - '{_quoted(key)}')")
-                if slim
-                else Snapshot.result.op("-")(key)
-            )
+            row = self.db.execute(
+                select(*columns, Snapshot.lean.label("result")).where(Snapshot.id == found_id[0])
+            ).one()
+            return dict(row._mapping)
+        bind = self.db if isinstance(self.db, Connection) else self.db.get_bind()
+        trimmed: Any
+        if bind.dialect.name == "postgresql":
+            trimmed = Snapshot.result.op("-")(key)
         else:
             trimmed = func.json_remove(Snapshot.result, f"$.{key}")
         query = select(*columns, type_coerce(trimmed, Snapshot.result.type).label("result"))

@@ -278,18 +278,15 @@ def _many(
 
 
 def _latest(
-    uow: UnitOfWork, project_id: int, scope: str | None, *, pairs: bool = True, slim: bool = False
+    uow: UnitOfWork, project_id: int, scope: str | None, *, pairs: bool = True
 ) -> dict[str, Any] | None:
-    """The latest snapshot of ``scope``; ``pairs`` False: without its ``pairwise_cohen``;
-    ``slim``: its raters perhaps without their confusion matrices (the project page)."""
+    """The latest snapshot of ``scope``; ``pairs`` False: without its ``pairwise_cohen``."""
     if scope is None:
         return None
     if pairs:
         found = uow.snapshots.snapshot_at(project_id, scope, None)
     else:
-        found = uow.snapshots.snapshot_without_at(
-            project_id, scope, None, "pairwise_cohen", slim=slim
-        )
+        found = uow.snapshots.snapshot_without_at(project_id, scope, None, "pairwise_cohen")
     if found is None:
         return None
     result = {**found["result"], "snapshot": {k: v for k, v in found.items() if k != "result"}}
@@ -539,9 +536,7 @@ def _latest_at(
     uow: UnitOfWork, project_id: int, scope: str, at: datetime | None
 ) -> dict[str, Any] | None:
     """The rater parts of the window snapshot at ``at`` (the page needs no more of it)."""
-    found = uow.snapshots.snapshot_parts_at(
-        project_id, scope, at, ("measures", "raters", "models"), slim=True
-    )
+    found = uow.snapshots.snapshot_parts_at(project_id, scope, at, ("measures", "raters", "models"))
     return None if found is None else dict(found["result"])
 
 
@@ -558,7 +553,7 @@ def project_detail(uow: UnitOfWork, slug: str, *, all_raters: bool = False) -> P
         row = uow.require_project(slug)
         scopes = _scopes(row)
         window_scope = next((s for s in scopes if s != CUMULATIVE), None)
-        latest = _latest(uow, row.id, CUMULATIVE, pairs=False, slim=True)
+        latest = _latest(uow, row.id, CUMULATIVE, pairs=False)
         counts = uow.snapshots.count_snapshots(row.id)
         card = _card_of(uow, row, latest, counts)
         latest_window = (
