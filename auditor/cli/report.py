@@ -52,7 +52,8 @@ def register(app: typer.Typer) -> None:
             fail(f"--since: give a period longer than 0, e.g. 7d (got {since!r})", code=2)
         engine = make_engine(get_settings().database_url)
         try:
-            detail = project_detail(UnitOfWork(engine, read_only=True), project)
+            # a document has no link to follow: every rater and the whole pairwise summary
+            detail = project_detail(UnitOfWork(engine, read_only=True), project, all_raters=True)
             changes = (
                 changes_since(UnitOfWork(engine, read_only=True), detail, period)
                 if period is not None

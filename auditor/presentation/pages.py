@@ -153,6 +153,27 @@ class Renderer:
             **standalone,
         )
 
+    def raters_page(self, detail: ProjectDetail) -> str:
+        """Every rater of the project (``project_detail(..., all_raters=True)``): the table
+        and the pairwise summary of the project page, every row."""
+        ordinal = (detail.latest or {}).get("scale") == "ordinal"
+        return self.page(
+            "raters.html",
+            title=f"Raters of {detail.card.name}",
+            detail=detail,
+            card=detail.card,
+            sparklines={row.rater: Markup(rater_sparkline(row)) for row in detail.raters},
+            heatmap=(
+                Markup(pair_heatmap(detail.pair_labels, detail.pairs))
+                if detail.pairs and detail.pair_summary is None
+                else None
+            ),
+            rater_columns=[m for m in table_columns("rater") if not m.ordinal or ordinal],
+            model_columns=table_columns("model"),
+            rater_spark=BY_NAME[sparkline_metric("rater")],
+            model_spark=BY_NAME[sparkline_metric("model")],
+        )
+
     def rater_page(self, detail: RaterDetail) -> str:
         charts = [(history, Markup(history_chart(history))) for history in detail.charts]
         return self.page(

@@ -136,8 +136,10 @@ class ReadRepository:
         ).scalar()
         if snapshot is None:
             return None
-        columns = Snapshot.__table__.columns
-        return SnapshotRow(**{c.name: getattr(snapshot, c.name) for c in columns})
+        columns = Snapshot.__table__.columns  # not ``lean``: a copy of part of ``result``
+        return SnapshotRow(
+            **{c.name: getattr(snapshot, c.name) for c in columns if c.name != "lean"}
+        )
 
     def downsampled_history(
         self,

@@ -21,6 +21,7 @@ from auditor.errors import AuditorError
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 _REVISION_FILE = re.compile(r"^(\d{4})_\w+\.py$")
+_DOWN_REVISION = re.compile(r"^down_revision[^=]*=\s*[\"'](\d{4})[\"']", re.MULTILINE)
 
 # URLs whose schema was found current in this process: checked once, not per command.
 _current: set[str] = set()
@@ -47,7 +48,17 @@ def code_revision() -> str | None:
     if not versions.is_dir():
         return None
     found = [m.group(1) for p in versions.iterdir() if (m := _REVISION_FILE.match(p.name))]
-    return max(found) if found else None
+    if not found:
+        return None
+    # The head: the revision no other one revises (ids need not grow along the chain).
+    below = {
+        m.group(1)
+        for p in versions.iterdir()
+        if _REVISION_FILE.match(p.name)
+        and (m := _DOWN_REVISION.search(p.read_text(encoding="utf-8")))
+    }
+    heads = sorted(set(found) - below)
+    return heads[-1] if heads else max(found)
 
 
 def database_revision(engine: Engine) -> str | None:

@@ -75,6 +75,10 @@ class Snapshot(Base):
     interval_level: Mapped[float | None] = mapped_column(Float)
     duration_ms: Mapped[float] = mapped_column(Float)
     result: Mapped[dict[str, Any]] = mapped_column(_Json)
+    # The result without its pairwise_cohen, kept beside it when the pairs are many (more
+    # than LEAN_PAIRS): a page reading the rater parts of a 200-rater snapshot does not make
+    # the database decompress its 19,900 pairs (3.7 MB). Not loaded unless asked for.
+    lean: Mapped[dict[str, Any] | None] = mapped_column(_Json, nullable=True, deferred=True)
 
 
 class MetricPoint(Base):

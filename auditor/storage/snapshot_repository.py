@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, exists, func, or_, select, text, type_coerce
+from sqlalchemy import and_, exists, func, null, or_, select, text, type_coerce
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
@@ -60,7 +60,21 @@ class SnapshotHead:
 
 
 def snapshot_columns() -> list[str]:
-    return [c.name for c in Snapshot.__table__.columns]
+    """The snapshot's columns as its readers see them (``lean`` is a copy of part of
+    ``result``, for the pages' reads only)."""
+    return [c.name for c in Snapshot.__table__.columns if c.name != "lean"]
+
+
+# Above this many pairs (those of 30 raters) a snapshot keeps its result without the pairs
+# beside it (``Snapshot.lean``).
+LEAN_PAIRS = 435
+
+
+def lean_result(result: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``result`` without its pairwise_cohen when that has more than LEAN_PAIRS pairs."""
+    if len(result.get("pairwise_cohen") or ()) <= LEAN_PAIRS:
+        return None
+    return {k: v for k, v in result.items() if k != "pairwise_cohen"}
 
 
 def _snapshot_dict(snapshot: Snapshot) -> dict[str, Any]:
@@ -212,6 +226,9 @@ class SnapshotRepository:
             else self.db.dialect.name
         )
         insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        if "lean" not in snapshot and isinstance(snapshot.get("result"), Mapping):
+            lean = lean_result(snapshot["result"])  # SQL NULL, not a JSON null, when none
+            snapshot = {**snapshot, "lean": null() if lean is None else lean}
         statement = (
             insert(Snapshot)
             .values(**snapshot)
@@ -250,9 +267,23 @@ class SnapshotRepository:
     ) -> dict[str, Any] | None:
         """Only the named top-level parts of the result of the snapshot ``snapshot_at`` would
         return, read out of the JSON by the database: a page that needs a snapshot's rater
-        section does not read (and parse) its 40,000 pairs."""
-        parts = [Snapshot.result[key].label(key) for key in keys]
-        query = select(Snapshot.id, *parts).where(
+        section does not read (and parse) its 40,000 pairs; nor, when it keeps its ``lean``
+        copy and the pairs are not asked for, decompress them."""
+        found_id = self._latest_id(project_id, scope, at)
+        if found_id is None:
+            return None
+        snapshot_id, has_lean = found_id
+        source = Snapshot.lean if has_lean and "pairwise_cohen" not in keys else Snapshot.result
+        parts = [source[key].label(key) for key in keys]
+        row = self.db.execute(select(*parts).where(Snapshot.id == snapshot_id)).one()
+        found = dict(row._mapping)
+        return {"id": snapshot_id, "result": {k: v for k, v in found.items() if v is not None}}
+
+    def _latest_id(
+        self, project_id: int, scope: str, at: datetime | None
+    ) -> tuple[int, bool] | None:
+        """(id, keeps a ``lean`` copy) of the snapshot ``snapshot_at`` would return."""
+        query = select(Snapshot.id, Snapshot.lean.is_not(None)).where(
             Snapshot.project_id == project_id, Snapshot.scope == scope
         )
         if at is not None:
@@ -260,31 +291,31 @@ class SnapshotRepository:
         row = self.db.execute(
             query.order_by(Snapshot.as_of.desc(), Snapshot.tick.desc()).limit(1)
         ).first()
-        if row is None:
-            return None
-        found = dict(row._mapping)
-        return {"id": found.pop("id"), "result": {k: v for k, v in found.items() if v is not None}}
+        return None if row is None else (int(row[0]), bool(row[1]))
 
     def snapshot_without_at(
         self, project_id: int, scope: str, at: datetime | None, key: str
     ) -> dict[str, Any] | None:
         """``snapshot_at`` with one top-level part of the result left out by the database
         (a page of many raters does not read and parse tens of thousands of pairs)."""
+        found_id = self._latest_id(project_id, scope, at)
+        if found_id is None:
+            return None
+        columns = [getattr(Snapshot, name) for name in snapshot_columns() if name != "result"]
+        if found_id[1] and key == "pairwise_cohen":  # its lean copy: the pairs left out
+            row = self.db.execute(
+                select(*columns, Snapshot.lean.label("result")).where(Snapshot.id == found_id[0])
+            ).one()
+            return dict(row._mapping)
         bind = self.db if isinstance(self.db, Connection) else self.db.get_bind()
         trimmed: Any
         if bind.dialect.name == "postgresql":
             trimmed = Snapshot.result.op("-")(key)
         else:
             trimmed = func.json_remove(Snapshot.result, f"$.{key}")
-        columns = [getattr(Snapshot, name) for name in snapshot_columns() if name != "result"]
         query = select(*columns, type_coerce(trimmed, Snapshot.result.type).label("result"))
-        query = query.where(Snapshot.project_id == project_id, Snapshot.scope == scope)
-        if at is not None:
-            query = query.where(Snapshot.as_of <= at)
-        row = self.db.execute(
-            query.order_by(Snapshot.as_of.desc(), Snapshot.tick.desc()).limit(1)
-        ).first()
-        return None if row is None else dict(row._mapping)
+        row = self.db.execute(query.where(Snapshot.id == found_id[0])).one()
+        return dict(row._mapping)
 
     def pair_points(self, snapshot_id: int, metric: str) -> list[tuple[str, Any]]:
         """(subject id "a|b", (value, ci_low, ci_high, n, reason)) of one snapshot's pairs."""
@@ -295,6 +326,24 @@ class SnapshotRepository:
             )
         )
         return [(row[0], tuple(row[1:])) for row in rows]
+
+    def weakest_pairs(
+        self, snapshot_id: int, metric: str, min_n: int, limit: int
+    ) -> tuple[list[tuple[str, Any]], int]:
+        """The ``limit`` lowest defined pair points of one snapshot on at least ``min_n``
+        items, lowest first, as ``pair_points`` gives them, and how many pairs it has: ordered
+        and cut by the database (a page of 200 raters does not read their 19,900 pairs)."""
+        p = MetricPoint
+        mine = (p.snapshot_id == snapshot_id, p.metric == metric, p.subject_kind == "pair")
+        rows = self.db.execute(
+            select(p.subject_id, p.value, p.ci_low, p.ci_high, p.n, p.reason)
+            .where(*mine, p.value.is_not(None), p.n >= min_n)
+            .order_by(p.value, p.subject_id)
+            .limit(limit)
+        )
+        lowest = [(row[0], tuple(row[1:])) for row in rows]
+        total = self.db.execute(select(func.count()).select_from(p).where(*mine)).scalar_one()
+        return lowest, int(total)
 
     def count_snapshots(self, project_id: int) -> dict[str, int]:
         rows = self.db.execute(

@@ -154,6 +154,20 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
             )
         return JSONResponse(pair_rows(pairs), headers={"Content-Disposition": name})
 
+    @app.get("/projects/{slug}/raters", response_class=HTMLResponse, include_in_schema=False)
+    @html_when_down
+    def raters_page(request: Request, slug: str) -> Response:
+        """Every rater of the project (the project page shows those of most concern above a
+        few dozen), with the pairwise summary."""
+        refused = guarded(request)
+        if refused is not None:
+            return refused
+        try:
+            detail = project_detail(reader(), slug, all_raters=True)
+        except NotFound as error:
+            return not_found(error)
+        return HTMLResponse(renderer.raters_page(detail))
+
     @app.get(
         "/projects/{slug}/raters/{rater}", response_class=HTMLResponse, include_in_schema=False
     )

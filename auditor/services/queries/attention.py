@@ -31,6 +31,9 @@ DROP_METRICS: tuple[tuple[str, float, str], ...] = (
     ("self_agreement", 0.08, "self-agreement"),
     ("s_vs_group", 0.10, "agreement with the group"),
 )
+# The window series a fall-and-recovery (a dip) is looked for in: self-agreement's is said
+# through reliability. A page reads these for every rater, no more.
+DIP_METRICS: tuple[str, ...] = tuple(m for m, _, _ in DROP_METRICS if m != "self_agreement")
 # A week-before window value resting on fewer items is too noisy to compare with.
 MIN_BASELINE_N = 20
 # A grade bias (mean grades above or below the others) this large, with an interval that
@@ -386,7 +389,7 @@ def needs_attention(
                 concerns.extend(d for d in drops if d is not None)
                 series = (recent or {}).get((kind, subject), {})
                 for (metric, threshold, label), drop in zip(DROP_METRICS, drops, strict=True):
-                    if drop is not None or metric == "self_agreement":
+                    if drop is not None or metric not in DIP_METRICS:
                         continue  # a fall not yet recovered is said above; SA is reliability
                     dip = _dip_concern(
                         metric, threshold, label, series.get(metric, ()), window_title

@@ -5,7 +5,8 @@ Pages:
 - ``projects_overview``: every project with its latest cumulative kappa_S and rho and its
   alert state;
 - ``project_detail``: history of the project metrics in every scope, the rater table, the
-  pairwise Cohen matrix and the alert timeline;
+  pairwise Cohen matrix and the alert timeline (above TABLE_LIMIT raters the rows of most
+  concern and the weakest pairs; ``all_raters=True``: every row and the pairwise summary);
 - ``rater_detail``: one rater's (or model's) history and pairwise row.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 from auditor.errors import NotFound
 from auditor.services.label_studio.rejections import RejectionSummary, summary_in
 from auditor.services.queries.attention import (
+    DIP_METRICS,
     MAX_LISTED,
     Attention,
     dated,
@@ -26,6 +28,8 @@ from auditor.services.queries.attention import (
 )
 from auditor.services.queries.pairs import (
     MATRIX_LIMIT,
+    MIN_SHARED,
+    WEAKEST,
     PairSummary,
     summarize,
     summarize_rows,
@@ -206,7 +210,12 @@ class ProjectDetail:
     # snapshots per scope (the charts draw at most a bounded number of them)
     snapshot_counts: dict[str, int] = field(default_factory=dict)
     # above MATRIX_LIMIT raters: the pairwise summary the page shows instead of the matrix
+    # (on the project page only its weakest pairs; every rater's row on the all-raters page)
     pair_summary: PairSummary | None = None
+    # human raters of the snapshot left out of the table (the project page shows the
+    # TABLE_LIMIT of most concern; the all-raters page, ``all_raters``, every one)
+    raters_hidden: int = 0
+    all_raters: bool = False
 
 
 @dataclass(frozen=True)
@@ -258,10 +267,12 @@ def _many(
     scope: str,
     since: datetime | None = None,
     buckets: int = BUCKETS,
+    subjects: list[str] | None = None,
 ) -> dict[str, tuple[Point, ...]]:
-    """Subject -> her series of ``metric`` in ``scope``, for every subject, in one query."""
+    """Subject -> her series of ``metric`` in ``scope``, for every subject (or those of
+    ``subjects``), in one query."""
     found = uow.snapshots.bounded_history(
-        project_id, metric, kind, scopes=[scope], since=since, buckets=buckets
+        project_id, metric, kind, subjects=subjects, scopes=[scope], since=since, buckets=buckets
     )
     return {subject: tuple(_point(r) for r in rows) for (subject, _), rows in found.items()}
 
@@ -424,7 +435,7 @@ def _attention(
     if window_scope is not None:
         since = card.as_of - ATTENTION_SPAN
         for kind, subject_kind in (("human", "rater"),):  # models have none of these
-            for metric in ATTENTION_METRICS["human"]:
+            for metric in DIP_METRICS:  # the small multiples are read below, per listed
                 many = _many(uow, project_id, metric, subject_kind, window_scope, since)
                 for subject, points in many.items():
                     recent.setdefault((kind, subject), {})[metric] = points
@@ -529,7 +540,15 @@ def _latest_at(
     return None if found is None else dict(found["result"])
 
 
-def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
+# Above this many human raters the project page's table shows the ones of most concern (and
+# the pairwise section only the weakest pairs); the all-raters page shows every one. Its cost
+# then does not grow with the raters beyond reading the snapshot.
+TABLE_LIMIT = 30
+
+
+def project_detail(uow: UnitOfWork, slug: str, *, all_raters: bool = False) -> ProjectDetail:
+    """The project page; ``all_raters``: the all-raters page (every row, the full pairwise
+    summary)."""
     with uow:
         row = uow.require_project(slug)
         scopes = _scopes(row)
@@ -541,30 +560,36 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
             _latest_at(uow, row.id, window_scope, None) if window_scope is not None else None
         )
         charts = _histories(uow, row.id, PROJECT_METRICS, "project", "", scopes)
-        raters: list[RaterRow] = []
-        if latest:
-            for kind, section in (("human", "raters"), ("model", "models")):
-                subject_kind = "rater" if kind == "human" else "model"
-                # every sparkline of the table in one query
-                lines = _many(
-                    uow, row.id, sparkline_metric(subject_kind), subject_kind,
-                    window_scope or CUMULATIVE, buckets=SPARK_BUCKETS,
-                )  # fmt: skip
-                for rater in sorted(latest.get(section, {}), key=natural_key):
-                    raters.append(
-                        _rater_row(
-                            uow, row.id, rater, kind, latest, latest_window, window_scope, lines
-                        )
-                    )
-        labels, pairs, pair_summary = _page_pairs(uow, row.id, latest)
         attention, attention_more, attention_minor, listed = _attention(
             uow, row.id, card, latest, latest_window, window_scope, scopes
         )
-        # The rater table by concern (who needs attention first), then naturally by name.
+        # The rater table by concern (who needs attention first), then naturally by name;
+        # above TABLE_LIMIT humans the project page keeps the first TABLE_LIMIT.
         weight = {a.subject: a.weight for a in listed}
-        raters.sort(
-            key=lambda r: (r.kind != "human", -weight.get(r.rater, 0.0), natural_key(r.rater))
-        )
+        raters: list[RaterRow] = []
+        hidden = 0
+        for kind, section in (("human", "raters"), ("model", "models")) if latest else ():
+            subject_kind = "rater" if kind == "human" else "model"
+            names = sorted(
+                latest.get(section, {}),  # type: ignore[union-attr]
+                key=lambda name: (-weight.get(name, 0.0), natural_key(name)),
+            )
+            if kind == "human" and not all_raters and len(names) > TABLE_LIMIT:
+                hidden = len(names) - TABLE_LIMIT
+                names = names[:TABLE_LIMIT]
+            # every sparkline of the table in one query (only the rows shown)
+            lines = _many(
+                uow, row.id, sparkline_metric(subject_kind), subject_kind,
+                window_scope or CUMULATIVE, buckets=SPARK_BUCKETS,
+                subjects=names if hidden and kind == "human" else None,
+            )  # fmt: skip
+            for rater in names:
+                raters.append(
+                    _rater_row(
+                        uow, row.id, rater, kind, latest or {}, latest_window, window_scope, lines
+                    )
+                )
+        labels, pairs, pair_summary = _page_pairs(uow, row.id, latest, full=all_raters)
         return ProjectDetail(
             card=card,
             scopes=scopes,
@@ -584,17 +609,31 @@ def project_detail(uow: UnitOfWork, slug: str) -> ProjectDetail:
             flags={a.subject: a.tags for a in listed},
             pair_summary=pair_summary,
             snapshot_counts=counts,
+            raters_hidden=hidden,
+            all_raters=all_raters,
         )
 
 
 def _page_pairs(
-    uow: UnitOfWork, project_id: int, latest: dict[str, Any] | None
+    uow: UnitOfWork, project_id: int, latest: dict[str, Any] | None, *, full: bool = True
 ) -> tuple[tuple[str, ...], tuple[PairCell, ...], PairSummary | None]:
     """The pairs of the latest cumulative snapshot (read without them): up to MATRIX_LIMIT
     raters its JSON's cells (the heat map shows every field); above it only the summary, from
-    its pair points (one indexed read of plain columns, no object per pair)."""
+    its pair points (one indexed read of plain columns, no object per pair); not ``full``
+    (the project page): only the summary's weakest pairs, ordered and cut by the database."""
     if not latest:
         return (), (), None
+    if not full and len(latest.get("raters", {})) > MATRIX_LIMIT:
+        lowest, total = uow.snapshots.weakest_pairs(
+            latest["snapshot"]["id"], "cohen_kappa", MIN_SHARED, WEAKEST
+        )
+        weak: list[PairCell] = []
+        for subject, (value, low, high, n, reason) in lowest:
+            a, _, b = subject.partition("|")
+            kappa = {"value": value, "ci_low": low, "ci_high": high, "n": n, "reason": reason}
+            weak.append(PairCell(a, b, kappa, n))
+        labels = tuple(sorted(latest.get("raters", {}), key=natural_key))
+        return labels, (), PairSummary((), tuple(weak), total)
     if len(latest.get("raters", {})) <= MATRIX_LIMIT:
         found = uow.snapshots.snapshot_parts_at(
             project_id, CUMULATIVE, latest["snapshot"]["as_of"], ("pairwise_cohen",)
