@@ -195,6 +195,19 @@ def rebuild_kept(uow: UnitOfWork, project_id: int, reason: str = "rebuild") -> K
     """Build the project's kept state from every label and store it."""
     started = time.process_time()
     state, layout, watermark, count = build(uow, project_id)
+    save_whole(uow, project_id, state, layout, watermark, count)
+    return KeptUpdate("rebuilt", reason, count, -1, watermark, time.process_time() - started)
+
+
+def save_whole(
+    uow: UnitOfWork,
+    project_id: int,
+    state: kept.KeptStats,
+    layout: Layout,
+    watermark: int,
+    count: int,
+) -> None:
+    """Replace the project's whole kept state (every group) in a transaction of its own."""
     with uow:
         uow.kept.save(
             project_id,
@@ -207,7 +220,6 @@ def rebuild_kept(uow: UnitOfWork, project_id: int, reason: str = "rebuild") -> K
             replace_all=True,
         )
         uow.commit()
-    return KeptUpdate("rebuilt", reason, count, -1, watermark, time.process_time() - started)
 
 
 def _why_rebuild(

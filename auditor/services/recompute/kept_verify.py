@@ -4,12 +4,17 @@ PROJECT --rebuild``, and the kept measures' estimates for the service."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import numpy as np
 
 from auditor.errors import NotFound
-from auditor.services.recompute.kept import Layout, build, payloads, state_of, update_kept
+from auditor.services.recompute.kept import (
+    Layout,
+    build,
+    save_whole,
+    state_of,
+    update_kept,
+)
 from auditor.stats import kept
 from auditor.stats import kept_estimates as measures
 from auditor.storage import snapshot_repository
@@ -84,18 +89,7 @@ def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Veri
             largest = max(largest, abs(a - b))
     if not store:
         return Verification(record.watermark, count, largest, pairs)
-    with uow:
-        uow.kept.save(
-            project_id,
-            watermark=record.watermark,
-            label_count=count,
-            groups=rebuilt_layout.groups,
-            signature=rebuilt_layout.signature(),
-            at=datetime.now(UTC),
-            payloads=payloads(rebuilt, list(range(rebuilt_layout.groups))),
-            replace_all=True,
-        )
-        uow.commit()
+    save_whole(uow, project_id, rebuilt, rebuilt_layout, record.watermark, count)
     return Verification(record.watermark, count, largest, pairs)
 
 
