@@ -217,10 +217,11 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
             end = day * 24 + slot_end
             batch = []
             while fed < len(day_labels) and day_labels[fed][3] < end:
-                batch.append(day_labels[fed])
+                batch.append((len(labels) - len(todays) + fed, day_labels[fed]))
                 fed += 1
             if batch:
-                rows = [(str(i), HUMANS[h], str(c)) for i, h, c, _ in batch]
+                # the label's index is its sequence, as the label id is in service
+                rows = [(str(i), HUMANS[h], str(c), seq) for seq, (i, h, c, _) in batch]
                 for settings, detectors, latest in changes.values():
                     feed(detectors, rows, latest, settings)
             if slot_end not in TICK_HOURS:

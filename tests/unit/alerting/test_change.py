@@ -9,6 +9,7 @@ from auditor.alerting.change import (
     GROUP,
     REPEAT,
     ChangeSettings,
+    Memory,
     RaterDetector,
     alternative,
     calibrate_limit,
@@ -22,7 +23,7 @@ SETTINGS = ChangeSettings(limit=10.0, baseline={REPEAT: 20, GROUP: 100})
 
 
 def test_evidence_pairs_each_label_with_the_others_and_her_own_earlier_look():
-    latest: dict[str, dict[str, tuple[str, bool]]] = {}
+    latest: Memory = {}
     chunks = list(
         evidence(
             [("i1", "ann", "a"), ("i1", "bob", "b"), ("i1", "cy", "a"), ("i1", "ann", "b")],
@@ -36,7 +37,9 @@ def test_evidence_pairs_each_label_with_the_others_and_her_own_earlier_look():
         ("ann", REPEAT, 1, 1),  # ann's second look differs from her first
         ("ann", GROUP, 1, 2),  # her new look against bob and cy
     ]
-    assert latest == {"i1": {"ann": ("b", True), "bob": ("b", True), "cy": ("a", True)}}
+    assert latest == {
+        "i1": {"ann": ("b", True, None), "bob": ("b", True, None), "cy": ("a", True, None)}
+    }
 
 
 def test_a_flagged_rater_is_left_out_of_the_others_evidence():
@@ -78,7 +81,7 @@ def test_alternative_multiplies_the_odds():
 def test_feed_keeps_stable_raters_quiet_and_catches_a_degrading_one():
     rng = np.random.default_rng(3)
     detectors: dict[str, RaterDetector] = {}
-    latest: dict[str, dict[str, tuple[str, bool]]] = {}
+    latest: Memory = {}
     settings = ChangeSettings(limit=12.0)
     raters = [f"r{i}" for i in range(6)]
     peak = dict.fromkeys(raters, 0.0)
