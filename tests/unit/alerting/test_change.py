@@ -110,3 +110,29 @@ def test_calibrated_limit_grows_with_the_target_run_length():
     short = calibrate_limit(0.15, 2.0, 200, runs=200, seed=1)
     long = calibrate_limit(0.15, 2.0, 2000, runs=200, seed=1)
     assert 2.0 <= short < long
+
+
+def test_a_repeat_of_a_look_made_under_an_alarm_is_no_evidence():
+    # ann is over the limit while she labels i1 (seq 1); after she is retrained and restarted,
+    # her new look at i1 (seq 3) would compare with the bad look: it is left out
+    settings = ChangeSettings(limit=10.0, baseline={REPEAT: 1, GROUP: 1})
+    ann = RaterDetector(statistic=12.0, base_n={REPEAT: 5, GROUP: 5})
+    detectors = {"ann": ann}
+    latest: Memory = {}
+    feed(detectors, [("i1", "ann", "x", 1)], latest, settings)
+    assert ann.stale_upto == 1
+    restart(ann)
+    feed(detectors, [("i2", "ann", "y", 2)], latest, settings)
+    assert ann.stale_upto == 1  # she is no longer over the limit: seq 2 is a reference
+    feed(detectors, [("i1", "ann", "z", 3), ("i2", "ann", "y", 4)], latest, settings)
+    assert ann.base_n[REPEAT] == 1 and ann.base_k[REPEAT] == 0  # only i2's pair was read
+    assert RaterDetector.from_dict(ann.as_dict()) == ann
+
+
+def test_the_baseline_is_read_one_standard_error_high():
+    d = RaterDetector(base_n={REPEAT: 0, GROUP: 99}, base_k={REPEAT: 0.0, GROUP: 14.5})
+    p0 = d.p0(GROUP)
+    assert p0 == pytest.approx(0.15)
+    assert d.reference(GROUP, SETTINGS) == pytest.approx(0.15 + (0.15 * 0.85 / 100) ** 0.5)
+    plain = ChangeSettings(limit=10.0, baseline_se=0.0)
+    assert d.reference(GROUP, plain) == pytest.approx(p0)
