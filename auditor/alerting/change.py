@@ -14,17 +14,19 @@ The evidence, in the order the labels arrive (:func:`evidence`):
   comparisons are strongly correlated (a random answer disagrees with every partner).
 
 Each stream has her own baseline disagreement rate ``p0``, learned from her first
-``baseline`` comparisons in that stream (after the start or a restart), and read
-conservatively: the CUSUM uses ``p0`` plus ``baseline_se`` standard errors
-(``sqrt(p0 (1 - p0) / n)``, an upper bound for the fractional group shares too), so a
-baseline that came out low by chance neither raises false alarms on a stable rater nor holds
-an episode open once she is back at her true rate. The alternative is
+``baseline`` comparisons in that stream (after the start or a restart). ``baseline_se`` can
+read it conservatively (``p0`` plus that many standard errors ``sqrt(p0 (1 - p0) / n)``, an
+upper bound for the fractional group shares too); the default is 0: one SE made the detector
+miss a drop to 0.75 too often (``benchmarks/alert_quality.py``, docs/alerts.md). The
+alternative is
 the same stream with the odds of disagreeing multiplied by ``odds_ratio``:
 ``p1 = p0 r / (1 - p0 + p0 r)``. Each observation with disagreement share ``d`` (0 or 1 for a
 repeat, ``k/m`` for a group observation) adds its log-likelihood ratio
 ``d log(p1/p0) + (1 - d) log((1 - p1)/(1 - p0))`` to the statistic
 ``S`` (``S = max(0, S + llr)``, capped at ``cap`` times the limit so a long bad spell does not
-take weeks to wash out once she is back). The rule breaches while ``S >= h``.
+take weeks to wash out once she is back). The rule breaches while ``S >= h``. The cap is the
+evidence needed to say she is back: from the cap, ``S`` falls below ``h`` once her labels
+give ``(cap - 1) h`` nats (4 at h = 16, likelihood ratio about 55) for ``p0`` over ``p1``.
 
 ``h`` comes from a target in-control average run length (ARL0, in comparisons):
 :func:`calibrate_limit` simulates the CUSUM on in-control Bernoulli comparisons, its
@@ -67,15 +69,16 @@ class ChangeSettings:
         0.26 disagreement, a reliability of about 0.92 falling to about 0.8).
     limit : h, the decision limit on the statistic.
     baseline : observations per stream that form her baseline before that stream counts.
-    cap : the statistic is kept at or below ``cap * limit``.
+    cap : the statistic is kept at or below ``cap * limit`` (1.25: 4 nats above h = 16 to
+        come back from).
     baseline_se : standard errors added to the learned baseline rate (0: the point estimate).
     """
 
     limit: float
     odds_ratio: float = 2.0
     baseline: Mapping[str, int] = field(default_factory=lambda: {REPEAT: 60, GROUP: 300})
-    cap: float = 1.5
-    baseline_se: float = 1.0
+    cap: float = 1.25
+    baseline_se: float = 0.0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.limit) and self.limit > 0):

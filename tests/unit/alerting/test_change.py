@@ -129,10 +129,10 @@ def test_a_repeat_of_a_look_made_under_an_alarm_is_no_evidence():
     assert RaterDetector.from_dict(ann.as_dict()) == ann
 
 
-def test_the_baseline_is_read_one_standard_error_high():
+def test_the_baseline_can_be_read_standard_errors_high():
     d = RaterDetector(base_n={REPEAT: 0, GROUP: 99}, base_k={REPEAT: 0.0, GROUP: 14.5})
     p0 = d.p0(GROUP)
     assert p0 == pytest.approx(0.15)
-    assert d.reference(GROUP, SETTINGS) == pytest.approx(0.15 + (0.15 * 0.85 / 100) ** 0.5)
-    plain = ChangeSettings(limit=10.0, baseline_se=0.0)
-    assert d.reference(GROUP, plain) == pytest.approx(p0)
+    assert d.reference(GROUP, SETTINGS) == pytest.approx(p0)  # default: the point estimate
+    one = ChangeSettings(limit=10.0, baseline_se=1.0)
+    assert d.reference(GROUP, one) == pytest.approx(0.15 + (0.15 * 0.85 / 100) ** 0.5)
