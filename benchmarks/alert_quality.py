@@ -57,7 +57,7 @@ from auditor.alerting import (
     judge,
     step,
 )
-from auditor.alerting.change import ChangeSettings, Memory, RaterDetector, feed, restart
+from auditor.alerting.change import ChangeSettings, Memory, RaterDetector, alarm, feed, restart
 from auditor.alerting.defaults import EVIDENCE_POINT
 from auditor.domain import LabelArrays, ProjectSettings
 from auditor.services.demo.simulation import (
@@ -146,6 +146,8 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
         for event in transition.events:
             if event.kind is EventKind.FIRING:
                 outcome.episodes.append((_short(rule.id), subject.key, now))
+                if rule.id in changes:
+                    alarm(detectors_of[rule.id][subject.ref])
             if event.kind is EventKind.RESOLVED:
                 outcome.resolved.append((_short(rule.id), subject.key, now))
                 if rule.id in changes:

@@ -40,7 +40,8 @@ and after a revert (the stream it had read is no longer the project's labels).
 
 **Looks made under an alarm are no reference for her later repeats.** When the labels carry
 a sequence number (the label id), the detector keeps ``stale_upto``: the sequence of her
-latest label read while her statistic was at or over the limit. A repeat whose first look is
+latest label read before her episode fired (``alarm``, called by the service on the firing
+transition) or while it is open. A repeat whose first look is
 at or before it is left out (both from the statistic and from a new baseline): comparing a
 look after retraining with one from the bad spell tests the bad spell again, not whether she
 is back, and kept her episodes open for days after retraining. Her group observations (her
@@ -104,9 +105,11 @@ class RaterDetector:
     base_k: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STREAMS, 0.0))
     tested: int = 0  # observations the statistic has read since the last restart
     restarts: int = 0
-    # her latest label (sequence) read while she was over the limit; her looks at or before
-    # it are no reference for a repeat (kept across restarts)
+    # her latest label (sequence) read while her episode was open; her looks at or before it
+    # are no reference for a repeat (kept across restarts)
     stale_upto: int = -1
+    alarmed: bool = False  # her episode is open (``alarm`` .. ``restart``)
+    last_seen: int = -1  # the sequence of her latest label read
 
     def learned(self, settings: ChangeSettings, stream: str) -> bool:
         return self.base_n[stream] >= settings.baseline[stream]
@@ -133,6 +136,8 @@ class RaterDetector:
             "tested": self.tested,
             "restarts": self.restarts,
             "stale_upto": self.stale_upto,
+            "alarmed": self.alarmed,
+            "last_seen": self.last_seen,
         }
 
     @classmethod
@@ -144,6 +149,8 @@ class RaterDetector:
             tested=int(data.get("tested", 0)),
             restarts=int(data.get("restarts", 0)),
             stale_upto=int(data.get("stale_upto", -1)),
+            alarmed=bool(data.get("alarmed", False)),
+            last_seen=int(data.get("last_seen", -1)),
         )
 
 
@@ -180,6 +187,14 @@ def restart(detector: RaterDetector) -> None:
     detector.base_k = dict.fromkeys(STREAMS, 0.0)
     detector.tested = 0
     detector.restarts += 1
+    detector.alarmed = False
+
+
+def alarm(detector: RaterDetector) -> None:
+    """Her episode fired: her looks so far, and those she makes until it resolves, are no
+    reference for her repeats."""
+    detector.alarmed = True
+    detector.stale_upto = max(detector.stale_upto, detector.last_seen)
 
 
 Evidence = tuple[str, str, int, int]  # (rater, stream, disagreements, comparisons)
@@ -260,7 +275,8 @@ def feed(
         found = detectors.get(key(rater))
         if found is None:
             return -1
-        if found.statistic >= settings.limit:
+        found.last_seen = max(found.last_seen, sequence)
+        if found.alarmed:
             found.stale_upto = max(found.stale_upto, sequence)
         return found.stale_upto
 

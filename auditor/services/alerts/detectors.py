@@ -20,6 +20,7 @@ from auditor.alerting.change import (
     Label,
     Memory,
     RaterDetector,
+    alarm,
     evidence,
     feed,
     restart,
@@ -92,6 +93,11 @@ class RuleDetectors:
             )
             return Observation(None, n=0, reason=f"baseline still being learned{have}")
         return Observation(detector.statistic, n=max(detector.tested, 1))
+
+    def alarm(self, subject_key: str) -> None:
+        detector = self.detectors.get(subject_key)
+        if detector is not None:
+            alarm(detector)
 
     def restart(self, subject_key: str) -> None:
         detector = self.detectors.get(subject_key)

@@ -11,6 +11,7 @@ from auditor.alerting.change import (
     ChangeSettings,
     Memory,
     RaterDetector,
+    alarm,
     alternative,
     calibrate_limit,
     evidence,
@@ -113,17 +114,22 @@ def test_calibrated_limit_grows_with_the_target_run_length():
 
 
 def test_a_repeat_of_a_look_made_under_an_alarm_is_no_evidence():
-    # ann is over the limit while she labels i1 (seq 1); after she is retrained and restarted,
-    # her new look at i1 (seq 3) would compare with the bad look: it is left out
+    # ann looks at i0 (seq 0), her episode fires, she looks at i1 (seq 1) while it is open;
+    # after she is retrained and restarted, her new looks at i0 and i1 would compare with
+    # looks of the spell that raised the alarm: they are left out
     settings = ChangeSettings(limit=10.0, baseline={REPEAT: 1, GROUP: 1})
     ann = RaterDetector(statistic=12.0, base_n={REPEAT: 5, GROUP: 5})
     detectors = {"ann": ann}
     latest: Memory = {}
+    feed(detectors, [("i0", "ann", "x", 0)], latest, settings)
+    assert ann.stale_upto == -1  # over the limit is not an alarm yet
+    alarm(ann)
+    assert ann.stale_upto == 0
     feed(detectors, [("i1", "ann", "x", 1)], latest, settings)
     assert ann.stale_upto == 1
     restart(ann)
-    feed(detectors, [("i2", "ann", "y", 2)], latest, settings)
-    assert ann.stale_upto == 1  # she is no longer over the limit: seq 2 is a reference
+    feed(detectors, [("i2", "ann", "y", 2), ("i0", "ann", "z", 5)], latest, settings)
+    assert ann.stale_upto == 1  # her episode is over: seq 2 is a reference
     feed(detectors, [("i1", "ann", "z", 3), ("i2", "ann", "y", 4)], latest, settings)
     assert ann.base_n[REPEAT] == 1 and ann.base_k[REPEAT] == 0  # only i2's pair was read
     assert RaterDetector.from_dict(ann.as_dict()) == ann
