@@ -19,11 +19,13 @@ of ``auditor.alerting`` on the rules of ``default_rules()``, with
 * ticks (snapshots) at 12:00, 18:00 and 24:00 of each simulated day.
 
 Scenarios: ``stable`` (60 days, nobody degrades) and r07 dropping to reliability 0.35, 0.6
-or 0.75 from day 20 for 10 days (34 days in all). Reported: false episodes per rater-month
+or 0.75 from day 20 for 10 days, then back (retrained) for ``--after-days`` (6: 36 days in
+all). Reported: false episodes per rater-month
 (episodes of any rater in ``stable``, of raters other than r07 in the drops) and per
 project-month for each rule, project episodes in the first 7 days, and for each drop the
 detection of r07 per rule (an episode starting after her first degraded label and before the
-drop ends) and its delay in hours from her first degraded label. ``--rules before`` measures
+drop ends) and its delay in hours from her first degraded label, and the hours from her first
+label after the drop (retrained) to the end of her episode open then. ``--rules before`` measures
 the rules as they were before issue 21 (no margin, min_n 10, drop on point values held 12 h).
 """
 
@@ -55,7 +57,7 @@ from auditor.alerting import (
     judge,
     step,
 )
-from auditor.alerting.change import ChangeSettings, Memory, RaterDetector, feed, restart
+from auditor.alerting.change import ChangeSettings, Memory, RaterDetector, alarm, feed, restart
 from auditor.alerting.defaults import EVIDENCE_POINT
 from auditor.domain import LabelArrays, ProjectSettings
 from auditor.services.demo.simulation import (
@@ -97,7 +99,9 @@ def after_rules(project: str) -> tuple[Rule, ...]:
 @dataclass
 class Outcome:
     episodes: list[tuple[str, str, datetime]] = field(default_factory=list)  # rule, subject, t
+    resolved: list[tuple[str, str, datetime]] = field(default_factory=list)  # rule, subject, t
     first_bad: datetime | None = None
+    first_back: datetime | None = None  # her first label after the drop (retrained)
     days: int = 0
 
 
@@ -142,8 +146,12 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
         for event in transition.events:
             if event.kind is EventKind.FIRING:
                 outcome.episodes.append((_short(rule.id), subject.key, now))
-            if event.kind is EventKind.RESOLVED and rule.id in changes:
-                restart(detectors_of[rule.id][subject.ref])
+                if rule.id in changes:
+                    alarm(detectors_of[rule.id][subject.ref])
+            if event.kind is EventKind.RESOLVED:
+                outcome.resolved.append((_short(rule.id), subject.key, now))
+                if rule.id in changes:
+                    restart(detectors_of[rule.id][subject.ref])
 
     def project_points(now_hours: float) -> dict[str, tuple]:
         arr = np.asarray(labels, dtype=float)
@@ -196,6 +204,9 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
                 when = START + timedelta(hours=hour)
                 if outcome.first_bad is None or when < outcome.first_bad:
                     outcome.first_bad = when
+            back = drop is not None and day >= DROP_START_DAY + DROP_DAYS
+            if back and HUMANS[h] == TARGET and outcome.first_back is None:
+                outcome.first_back = START + timedelta(hours=hour)
             if (h, i) in first_look:
                 cat0, t0 = first_look[(h, i)]
                 repeat_pairs[h].append((t0, hour, int(cat0 == given)))
@@ -208,10 +219,11 @@ def simulate(seed: int, days: int, drop: float | None, rules: tuple[Rule, ...]) 
             end = day * 24 + slot_end
             batch = []
             while fed < len(day_labels) and day_labels[fed][3] < end:
-                batch.append(day_labels[fed])
+                batch.append((len(labels) - len(todays) + fed, day_labels[fed]))
                 fed += 1
             if batch:
-                rows = [(str(i), HUMANS[h], str(c)) for i, h, c, _ in batch]
+                # the label's index is its sequence, as the label id is in service
+                rows = [(str(i), HUMANS[h], str(c), seq) for seq, (i, h, c, _) in batch]
                 for settings, detectors, latest in changes.values():
                     feed(detectors, rows, latest, settings)
             if slot_end not in TICK_HOURS:
@@ -257,6 +269,33 @@ def tick(rules, end, now, run, changes, repeat_pairs, sa_history) -> None:
                 run(rule, subject, obs, now)
 
 
+def _resolve_after_retraining(outcomes: list[Outcome], rule: str) -> str:
+    """Hours from r07's first label after the drop (she is retrained) to the end of her
+    episode of ``rule`` open at that time; runs whose episode is still open at the end count
+    as open (their time is at least the days left)."""
+    hours, still_open = [], 0
+    subject = f"rater:{TARGET}"
+    for o in outcomes:
+        if o.first_back is None:
+            continue
+        starts = [t for r, s, t in o.episodes if r == rule and s == subject and t < o.first_back]
+        if not starts:
+            continue
+        ends = [t for r, s, t in o.resolved if r == rule and s == subject and t > max(starts)]
+        if ends:
+            hours.append(max(0.0, (min(ends) - o.first_back).total_seconds() / 3600))
+        else:
+            still_open += 1
+    if not hours and not still_open:
+        return ""
+    med = f"{statistics.median(hours):.0f} h" if hours else "-"
+    top = f", max {max(hours):.0f} h" if hours else ""
+    return (
+        f"  resolved after retraining: {len(hours)} (median {med}{top}), "
+        f"still open at the end {still_open}"
+    )
+
+
 def summarise(name: str, outcomes: list[Outcome], rule_names: list[str], drop: float | None):
     rater_months = sum(o.days for o in outcomes) / 30.0 * (len(HUMANS) - (drop is not None))
     project_months = sum(o.days for o in outcomes) / 30.0
@@ -293,6 +332,7 @@ def summarise(name: str, outcomes: list[Outcome], rule_names: list[str], drop: f
                 line += f" (max {max(delays):.0f} h)"
             within = [sum(d <= limit for d in delays) for limit in (24, 72, 168)]
             line += " within 24 h / 72 h / 7 d: " + " / ".join(map(str, within))
+            line += _resolve_after_retraining(outcomes, rule)
         print(line)
     total = sum(
         1
@@ -316,6 +356,9 @@ def main() -> None:
     parser.add_argument("--scenarios", default="stable,0.35,0.6,0.75")
     parser.add_argument("--stable-days", type=int, default=60)
     parser.add_argument(
+        "--after-days", type=int, default=6, help="days simulated after r07's drop ends"
+    )
+    parser.add_argument(
         "--limits", default="", help="rater_change limits h to try beside the default, e.g. 10,14"
     )
     parser.add_argument("--verbose", action="store_true", help="list every episode")
@@ -332,7 +375,7 @@ def main() -> None:
     print(f"rules: {args.rules} ({', '.join(names)}); load average {os.getloadavg()}")
     for scenario in args.scenarios.split(","):
         drop = None if scenario == "stable" else float(scenario)
-        days = args.stable_days if drop is None else DROP_START_DAY + DROP_DAYS + 4
+        days = args.stable_days if drop is None else DROP_START_DAY + DROP_DAYS + args.after_days
         seeds = range(args.first_seed, args.first_seed + args.seeds)
         outcomes = [simulate(seed, days, drop, rules) for seed in seeds]
         summarise(f"{scenario} (r07 -> {drop})" if drop else scenario, outcomes, names, drop)

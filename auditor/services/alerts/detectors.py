@@ -17,8 +17,10 @@ import json
 from auditor.alerting import Observation, Rule
 from auditor.alerting.change import (
     ChangeSettings,
+    Label,
     Memory,
     RaterDetector,
+    alarm,
     evidence,
     feed,
     restart,
@@ -59,11 +61,16 @@ class RuleDetectors:
         newest, total = self.alerts.label_watermark(self.project_id)
         if newest > self.upto:
             rows = self.alerts.human_labels_of_items_since(self.project_id, self.upto, newest)
-            old = [
-                (item, rater, cat) for label_id, item, rater, cat in rows if label_id <= self.upto
+            # the label id is the sequence: looks made under an alarm are no repeat reference
+            old: list[Label] = [
+                (item, rater, cat, label_id)
+                for label_id, item, rater, cat in rows
+                if label_id <= self.upto
             ]
-            fresh = [
-                (item, rater, cat) for label_id, item, rater, cat in rows if label_id > self.upto
+            fresh: list[Label] = [
+                (item, rater, cat, label_id)
+                for label_id, item, rater, cat in rows
+                if label_id > self.upto
             ]
             # the touched items' memory (latest label of each rater, read or not) as it was
             latest: Memory = {}
@@ -86,6 +93,11 @@ class RuleDetectors:
             )
             return Observation(None, n=0, reason=f"baseline still being learned{have}")
         return Observation(detector.statistic, n=max(detector.tested, 1))
+
+    def alarm(self, subject_key: str) -> None:
+        detector = self.detectors.get(subject_key)
+        if detector is not None:
+            alarm(detector)
 
     def restart(self, subject_key: str) -> None:
         detector = self.detectors.get(subject_key)

@@ -288,6 +288,10 @@ class _Evaluator:
             e.kind is EventKind.RESOLVED for e in (*transition.events, *transition.suppressed)
         ):
             self.rule_detectors(rule).restart(subject.key)  # retrained: learn her anew
+        if rule.condition.kind is ConditionKind.RATER_CHANGE and any(
+            e.kind is EventKind.FIRING for e in (*transition.events, *transition.suppressed)
+        ):
+            self.rule_detectors(rule).alarm(subject.key)  # her looks so far: no reference
         created = datetime.now(UTC)
         shown = self.public_ids.encode("snapshot", self.project_id, snapshot.id)
         notices = []

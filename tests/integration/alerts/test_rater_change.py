@@ -45,6 +45,10 @@ def test_a_degrading_rater_is_caught_and_a_revert_restarts_the_detectors(uow, en
     ingest(uow, "p", bad)
     recompute(uow, project, T0 + 5 * HOUR)
     assert _status(uow) == {"rater:a": "ok", "rater:b": "ok", "rater:c": "firing"}
+    # her episode fired: her looks so far are no reference for her later repeats
+    fired = _detectors(engine)
+    assert fired["rater:c"]["alarmed"] and fired["rater:c"]["stale_upto"] > first[""]["upto"]
+    assert not fired["rater:a"]["alarmed"] and fired["rater:a"]["stale_upto"] == -1
     # a revert (labels the detectors had read are gone) restarts every detector
     with engine.begin() as connection:
         connection.execute(text("DELETE FROM labels WHERE id IN (SELECT id FROM labels LIMIT 30)"))
@@ -52,4 +56,4 @@ def test_a_degrading_rater_is_caught_and_a_revert_restarts_the_detectors(uow, en
     recompute(uow, project, T0 + 7 * HOUR)
     after = _detectors(engine)
     assert all(after[k]["restarts"] == 1 for k in ("rater:a", "rater:b", "rater:c"))
-    assert after["rater:c"]["statistic"] == 0.0
+    assert after["rater:c"]["statistic"] == 0.0 and not after["rater:c"]["alarmed"]

@@ -9,7 +9,9 @@ from auditor.alerting.change import (
     GROUP,
     REPEAT,
     ChangeSettings,
+    Memory,
     RaterDetector,
+    alarm,
     alternative,
     calibrate_limit,
     evidence,
@@ -22,7 +24,7 @@ SETTINGS = ChangeSettings(limit=10.0, baseline={REPEAT: 20, GROUP: 100})
 
 
 def test_evidence_pairs_each_label_with_the_others_and_her_own_earlier_look():
-    latest: dict[str, dict[str, tuple[str, bool]]] = {}
+    latest: Memory = {}
     chunks = list(
         evidence(
             [("i1", "ann", "a"), ("i1", "bob", "b"), ("i1", "cy", "a"), ("i1", "ann", "b")],
@@ -36,7 +38,9 @@ def test_evidence_pairs_each_label_with_the_others_and_her_own_earlier_look():
         ("ann", REPEAT, 1, 1),  # ann's second look differs from her first
         ("ann", GROUP, 1, 2),  # her new look against bob and cy
     ]
-    assert latest == {"i1": {"ann": ("b", True), "bob": ("b", True), "cy": ("a", True)}}
+    assert latest == {
+        "i1": {"ann": ("b", True, None), "bob": ("b", True, None), "cy": ("a", True, None)}
+    }
 
 
 def test_a_flagged_rater_is_left_out_of_the_others_evidence():
@@ -78,7 +82,7 @@ def test_alternative_multiplies_the_odds():
 def test_feed_keeps_stable_raters_quiet_and_catches_a_degrading_one():
     rng = np.random.default_rng(3)
     detectors: dict[str, RaterDetector] = {}
-    latest: dict[str, dict[str, tuple[str, bool]]] = {}
+    latest: Memory = {}
     settings = ChangeSettings(limit=12.0)
     raters = [f"r{i}" for i in range(6)]
     peak = dict.fromkeys(raters, 0.0)
@@ -107,3 +111,34 @@ def test_calibrated_limit_grows_with_the_target_run_length():
     short = calibrate_limit(0.15, 2.0, 200, runs=200, seed=1)
     long = calibrate_limit(0.15, 2.0, 2000, runs=200, seed=1)
     assert 2.0 <= short < long
+
+
+def test_a_repeat_of_a_look_made_under_an_alarm_is_no_evidence():
+    # ann looks at i0 (seq 0), her episode fires, she looks at i1 (seq 1) while it is open;
+    # after she is retrained and restarted, her new looks at i0 and i1 would compare with
+    # looks of the spell that raised the alarm: they are left out
+    settings = ChangeSettings(limit=10.0, baseline={REPEAT: 1, GROUP: 1})
+    ann = RaterDetector(statistic=12.0, base_n={REPEAT: 5, GROUP: 5})
+    detectors = {"ann": ann}
+    latest: Memory = {}
+    feed(detectors, [("i0", "ann", "x", 0)], latest, settings)
+    assert ann.stale_upto == -1  # over the limit is not an alarm yet
+    alarm(ann)
+    assert ann.stale_upto == 0
+    feed(detectors, [("i1", "ann", "x", 1)], latest, settings)
+    assert ann.stale_upto == 1
+    restart(ann)
+    feed(detectors, [("i2", "ann", "y", 2), ("i0", "ann", "z", 5)], latest, settings)
+    assert ann.stale_upto == 1  # her episode is over: seq 2 is a reference
+    feed(detectors, [("i1", "ann", "z", 3), ("i2", "ann", "y", 4)], latest, settings)
+    assert ann.base_n[REPEAT] == 1 and ann.base_k[REPEAT] == 0  # only i2's pair was read
+    assert RaterDetector.from_dict(ann.as_dict()) == ann
+
+
+def test_the_baseline_can_be_read_standard_errors_high():
+    d = RaterDetector(base_n={REPEAT: 0, GROUP: 99}, base_k={REPEAT: 0.0, GROUP: 14.5})
+    p0 = d.p0(GROUP)
+    assert p0 == pytest.approx(0.15)
+    assert d.reference(GROUP, SETTINGS) == pytest.approx(p0)  # default: the point estimate
+    one = ChangeSettings(limit=10.0, baseline_se=1.0)
+    assert d.reference(GROUP, one) == pytest.approx(0.15 + (0.15 * 0.85 / 100) ** 0.5)
