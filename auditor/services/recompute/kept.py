@@ -274,9 +274,23 @@ def update_kept(
     with uow:
         columns = uow.kept.labels_of_items(project_id, touched, upto)
         added = sorted(set(int(r) for r in np.unique(columns["rater_id"])) - set(layout.raters))
-        if added:
-            layout = _layout_now(uow, project_id, layout.raters + added)
-        state = state_of(record, layout).widened(len(layout.raters))
+        now = _layout_now(uow, project_id, layout.raters + added)
+        kept_models = [m for m in now.models if m in set(layout.raters)]
+        if (now.collapse, now.categories, kept_models) != (
+            layout.collapse,
+            layout.categories,
+            layout.models,
+        ):
+            # a category (or a kept rater's kind) changed after the check above, in a commit
+            # that landed between the two reads: the sums' shapes no longer match
+            changed_since = True
+        else:
+            changed_since = False
+            layout = now
+            state = state_of(record, layout).widened(len(layout.raters))
+    if changed_since:
+        return rebuild_kept(uow, project_id, "categories or rater kinds changed meanwhile")
+    with uow:
         old = columns["id"] <= record.watermark
         before = _contribution({n: v[old] for n, v in columns.items()}, layout)
         after = _contribution(columns, layout)
