@@ -284,3 +284,23 @@ class LabelArrays:
     @property
     def n_categories(self) -> int:
         return len(self.category_names)
+
+
+# The one subject grammar (history, snapshots, alert rules and silences): a kind that names a
+# whole (``project``; ``every_rater``, an alert selector) stands alone; one that names a member
+# takes its id after a colon (``rater:ID``, ``model:ID``, ``pair:A|B``). Each caller says which
+# kinds it takes and words its own refusal.
+SUBJECT_KINDS_ALONE = frozenset({"project", "every_rater"})
+SUBJECT_KINDS_WITH_ID = frozenset({"rater", "model", "pair"})
+
+
+def split_subject(text: str, kinds: frozenset[str] | set[str]) -> tuple[str, str] | None:
+    """(kind, id) of ``text`` when it is a subject of one of ``kinds``, else None."""
+    kind, sep, subject_id = text.partition(":")
+    if kind not in kinds:
+        return None
+    if kind in SUBJECT_KINDS_ALONE:
+        return (kind, "") if not sep else None
+    if kind in SUBJECT_KINDS_WITH_ID and sep and subject_id:
+        return (kind, subject_id)
+    return None

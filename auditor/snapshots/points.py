@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from auditor.domain import split_subject
 from auditor.stats.export import MODEL_STATS, RATER_STATS
 from auditor.stats.results import CATEGORY_MEASURES, PROJECT_MEASURES
 
@@ -163,11 +164,11 @@ def points_from_stats_dict(rendered: Mapping[str, Any]) -> list[ComputedPoint]:
 
 def parse_subject(text: str | None) -> tuple[str, str]:
     """``None`` or ``"project"`` -> ("project", ""); ``"rater:ID"`` -> ("rater", "ID"), etc."""
-    if text is None or text == "project":
+    if text is None:
         return ("project", "")
-    kind, sep, subject = text.partition(":")
-    if not sep or kind not in SUBJECT_KINDS or not subject:
+    found = split_subject(text, set(SUBJECT_KINDS))
+    if found is None:
         raise ValueError(
             f"subject must be 'project', 'rater:ID', 'model:ID' or 'pair:A|B', got {text!r}"
         )
-    return (kind, subject)
+    return found

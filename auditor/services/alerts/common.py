@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from auditor.alerting import SubjectKind, SubjectSelector
+from auditor.domain import split_subject
 from auditor.errors import Invalid, NotFound
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -20,15 +21,13 @@ def project_id(uow: UnitOfWork, project: str) -> int:
 
 def parse_subject(text: str) -> SubjectSelector:
     """'project', 'every_rater', 'rater:ID' or 'model:ID' -> a selector."""
-    kind, sep, ref = text.partition(":")
-    try:
-        selector_kind = SubjectKind(kind)
-        return SubjectSelector(selector_kind, ref if sep else "")
-    except ValueError:
+    found = split_subject(text, {kind.value for kind in SubjectKind})
+    if found is None:
         raise Invalid(
             f"subject must be project, every_rater, rater:ID or model:ID, got {text!r}",
             field="subject",
-        ) from None
+        )
+    return SubjectSelector(SubjectKind(found[0]), found[1])
 
 
 def own_rule(uow: UnitOfWork, project: str, rule_id: str) -> str:
