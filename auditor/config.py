@@ -96,6 +96,24 @@ class Settings(BaseSettings):
         le=5,
         description="Cap on a project's rolling windows (at most 5; may be lowered).",
     )
+    kept_snapshot_labels: int = Field(
+        default=250_000,
+        ge=0,
+        description=(
+            "From this many labels on, a project's cumulative snapshot is computed from its "
+            "kept statistics (cost of the labels since the last recompute) instead of from "
+            "every label; 0: always. Bootstrap projects always read every label."
+        ),
+    )
+    kept_full_pass_seconds: float = Field(
+        default=600.0,
+        gt=0,
+        description=(
+            "A project served from its kept statistics still gets a recompute from every "
+            "label (for the measures not kept yet) at most this often, and never more often "
+            "than ten times its own duration."
+        ),
+    )
     log_level: str = "INFO"
 
     @field_validator("allow_private_targets", "trusted_proxies")

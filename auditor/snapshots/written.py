@@ -6,14 +6,19 @@ other: the recompute calls the evaluation, never the other way round.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
 @dataclass(frozen=True)
 class WrittenSnapshot:
+    """``carried``: metrics this snapshot repeats from an earlier one (a snapshot served from
+    kept statistics carries what they do not cover from the last full pass): not evaluated
+    again, or a sequential test would count one observation twice."""
+
     id: int
     scope: str
     tick: int
     n_labels: int
     rendered: dict[str, Any]
+    carried: frozenset[str] = field(default_factory=frozenset)

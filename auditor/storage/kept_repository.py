@@ -16,6 +16,8 @@ from sqlalchemy.orm import Session
 from auditor.storage.kept_models import KeptGroup, KeptState
 from auditor.storage.models import Category, Label, Rater
 
+CUMULATIVE = "cumulative"  # the scope of the whole project's sums
+
 LABEL_COLUMNS = ("id", "item_id", "rater_id", "category_id", "labeled_at")
 
 # Item ids per IN list: well under SQLite's 32,766 bound parameters.
@@ -32,6 +34,8 @@ class KeptRecord:
     signature: str
     updated_at: datetime
     payloads: dict[int, bytes]
+    start_us: int | None = None  # a window's labeled_at range (None: cumulative)
+    end_us: int | None = None
 
 
 def to_payload(arrays: dict[str, np.ndarray]) -> bytes:
@@ -60,13 +64,13 @@ class KeptRepository:
     def __init__(self, db: Session) -> None:
         self.db = db
 
-    def load(self, project_id: int) -> KeptRecord | None:
-        state = self.db.get(KeptState, project_id)
+    def load(self, project_id: int, scope: str = CUMULATIVE) -> KeptRecord | None:
+        state = self.db.get(KeptState, (project_id, scope))
         if state is None:
             return None
         rows = self.db.execute(
             select(KeptGroup.group_index, KeptGroup.payload).where(
-                KeptGroup.project_id == project_id
+                KeptGroup.project_id == project_id, KeptGroup.scope == scope
             )
         ).all()
         return KeptRecord(
@@ -76,6 +80,8 @@ class KeptRepository:
             state.signature,
             state.updated_at,
             {int(g): bytes(p) for g, p in rows},
+            state.start_us,
+            state.end_us,
         )
 
     def save(
@@ -89,26 +95,44 @@ class KeptRepository:
         at: datetime,
         payloads: dict[int, bytes],
         replace_all: bool = False,
+        scope: str = CUMULATIVE,
+        start_us: int | None = None,
+        end_us: int | None = None,
     ) -> None:
         """Write the state row and the given groups' payloads (all groups with
         ``replace_all``, which drops every group not given)."""
-        state = self.db.get(KeptState, project_id)
+        state = self.db.get(KeptState, (project_id, scope))
         if state is None:
-            state = KeptState(project_id=project_id)
+            state = KeptState(project_id=project_id, scope=scope)
             self.db.add(state)
         state.watermark = watermark
         state.label_count = label_count
         state.groups = groups
         state.signature = signature
         state.updated_at = at
-        doomed = delete(KeptGroup).where(KeptGroup.project_id == project_id)
+        state.start_us, state.end_us = start_us, end_us
+        doomed = delete(KeptGroup).where(
+            KeptGroup.project_id == project_id, KeptGroup.scope == scope
+        )
         if not replace_all:
             doomed = doomed.where(KeptGroup.group_index.in_(list(payloads)))
         self.db.execute(doomed)
         self.db.add_all(
-            KeptGroup(project_id=project_id, group_index=g, payload=p) for g, p in payloads.items()
+            KeptGroup(project_id=project_id, scope=scope, group_index=g, payload=p)
+            for g, p in payloads.items()
         )
         self.db.flush()
+
+    def drop_windows(self, project_id: int, keep: Sequence[str]) -> None:
+        """Forget the kept states of windows the project no longer has."""
+        for table in (KeptGroup, KeptState):
+            self.db.execute(
+                delete(table).where(
+                    table.project_id == project_id,
+                    table.scope != CUMULATIVE,
+                    table.scope.not_in(list(keep)),
+                )
+            )
 
     def count_after(self, project_id: int, watermark: int) -> int:
         """How many labels have id > ``watermark`` (index ``ix_labels_project_id_id``)."""
@@ -119,13 +143,28 @@ class KeptRepository:
             or 0
         )
 
-    def labels_after(self, project_id: int, watermark: int) -> dict[str, np.ndarray]:
-        """The labels with id > ``watermark`` (index ``ix_labels_project_id_id``)."""
+    def labels_after(
+        self, project_id: int, watermark: int, upto: int | None = None
+    ) -> dict[str, np.ndarray]:
+        """The labels with id > ``watermark`` (and <= ``upto``; index
+        ``ix_labels_project_id_id``)."""
         columns = _label_columns()
-        rows = self.db.execute(
-            select(*columns).where(Label.project_id == project_id, Label.id > watermark)
-        ).all()
-        return _columns([tuple(r) for r in rows])
+        query = select(*columns).where(Label.project_id == project_id, Label.id > watermark)
+        if upto is not None:
+            query = query.where(Label.id <= upto)
+        return _columns([tuple(r) for r in self.db.execute(query).all()])
+
+    def labels_labeled_between(
+        self, project_id: int, start_us: int, end_us: int, upto: int
+    ) -> dict[str, np.ndarray]:
+        """The labels with start_us <= labeled_at < end_us and id <= ``upto`` (index
+        ``ix_labels_project_id_labeled_at``): those a moving window lost or gained."""
+        columns = _label_columns()
+        at = type_coerce(Label.labeled_at, BigInteger())
+        query = select(*columns).where(
+            Label.project_id == project_id, at >= start_us, at < end_us, Label.id <= upto
+        )
+        return _columns([tuple(r) for r in self.db.execute(query).all()])
 
     def labels_of_items(
         self, project_id: int, item_ids: np.ndarray, upto: int
@@ -164,3 +203,24 @@ class KeptRepository:
                 .order_by(Category.position)
             )
         ]
+
+    def names(self, project_id: int) -> tuple[dict[int, str], dict[int, str]]:
+        """({rater id: external id}, {category id: name}) of the project: what a snapshot
+        computed from the kept state is labelled with."""
+        raters = self.db.execute(
+            select(Rater.id, Rater.external_id).where(Rater.project_id == project_id)
+        ).all()
+        categories = self.db.execute(
+            select(Category.id, Category.name).where(Category.project_id == project_id)
+        ).all()
+        return {int(i): str(n) for i, n in raters}, {int(i): str(n) for i, n in categories}
+
+    def last_labeled_at(self, project_id: int, upto: int) -> int | None:
+        """The latest labeled_at (epoch microseconds) of the project's labels up to id
+        ``upto`` (an empty window's reason names it)."""
+        found = self.db.execute(
+            select(func.max(type_coerce(Label.labeled_at, BigInteger()))).where(
+                Label.project_id == project_id, Label.id <= upto
+            )
+        ).scalar()
+        return None if found is None else int(found)

@@ -62,8 +62,34 @@ def postgres_adbc_uri(engine: Engine) -> str:
 _SNAPSHOT_ID = re.compile(r"^[0-9A-Fa-f-]+$")
 
 
+@dataclass(frozen=True)
+class LabelRange:
+    """Which labels of a project a load reads: labeled_at between two instants (epoch
+    microseconds, ends inclusive, None for open) and ids up to a watermark. A rolling window
+    read through ``ix_labels_project_id_labeled_at`` costs what the window holds, not what the
+    project holds (issue 22)."""
+
+    start_us: int | None = None
+    end_us: int | None = None
+    up_to_id: int | None = None
+
+    def sql(self) -> str:
+        """The extra WHERE terms (integers only, so they are safe as literals)."""
+        terms = []
+        if self.start_us is not None:
+            terms.append(f" AND labeled_at >= {int(self.start_us)}")
+        if self.end_us is not None:
+            terms.append(f" AND labeled_at <= {int(self.end_us)}")
+        if self.up_to_id is not None:
+            terms.append(f" AND id <= {int(self.up_to_id)}")
+        return "".join(terms)
+
+
+EVERY_LABEL = LabelRange()
+
+
 def fetch_columns_adbc(
-    uri: str, project_id: int, snapshot: str | None = None
+    uri: str, project_id: int, snapshot: str | None = None, within: LabelRange = EVERY_LABEL
 ) -> dict[str, np.ndarray]:
     """The label columns of one project through ADBC PostgreSQL, as int64 arrays (unordered).
 
@@ -71,7 +97,10 @@ def fetch_columns_adbc(
     read then sees exactly what that transaction sees."""
     import adbc_driver_postgresql.dbapi as driver
 
-    query = f"SELECT {', '.join(_COLUMNS)} FROM labels WHERE project_id = {int(project_id)}"
+    query = (
+        f"SELECT {', '.join(_COLUMNS)} FROM labels WHERE project_id = {int(project_id)}"
+        f"{within.sql()}"
+    )
     with driver.connect(uri, autocommit=True) as connection, connection.cursor() as cursor:
         if snapshot is not None:
             if not _SNAPSHOT_ID.match(snapshot):
@@ -90,13 +119,15 @@ def fetch_columns_adbc(
 SQLITE_CHUNK = 2_000_000  # rows per query: keeps each text well under SQLite's 1 GB limit
 
 
-def fetch_columns_sqlite(connection: Connection, project_id: int) -> dict[str, np.ndarray]:
+def fetch_columns_sqlite(
+    connection: Connection, project_id: int, within: LabelRange = EVERY_LABEL
+) -> dict[str, np.ndarray]:
     """The label columns of one project from SQLite, parsed from ``group_concat`` texts."""
     concatenated = ", ".join(f"group_concat({name}, ',')" for name in _COLUMNS)
     query = (
         f"SELECT count(*), max(id), {concatenated} FROM ("
-        f"SELECT {', '.join(_COLUMNS)} FROM labels WHERE project_id = ? AND id > ? "
-        "ORDER BY id LIMIT ?)"
+        f"SELECT {', '.join(_COLUMNS)} FROM labels WHERE project_id = ? AND id > ?"
+        f"{within.sql()} ORDER BY id LIMIT ?)"
     )
     parts: dict[str, list[np.ndarray]] = {name: [] for name in _COLUMNS}
     after = -1
@@ -163,12 +194,17 @@ def dense_codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lookup[offsets], np.flatnonzero(present).astype(np.int64) + low
 
 
-def load_project_labels(engine: Engine, project_id: int, *, method: str = "auto") -> LoadedLabels:
-    """Every label of ``project_id`` as ``LabelArrays`` in label-id order.
+def load_project_labels(
+    engine: Engine, project_id: int, *, method: str = "auto", within: LabelRange = EVERY_LABEL
+) -> LoadedLabels:
+    """Every label of ``project_id`` (or those ``within`` a range) as ``LabelArrays`` in
+    label-id order.
 
     ``method``: "auto" (ADBC on PostgreSQL, group_concat on SQLite), or "rows" (fetchall and
-    ``np.array``; the benchmark's peer).
+    ``np.array``; the benchmark's peer; every label only).
     """
+    if method == "rows" and within != EVERY_LABEL:
+        raise ValueError("the rows method reads every label; a range needs method='auto'")
     postgres = engine.dialect.name == "postgresql"
     snapshot: str | None = None
     if postgres:
@@ -192,10 +228,10 @@ def load_project_labels(engine: Engine, project_id: int, *, method: str = "auto"
         if method == "rows":
             columns = fetch_columns_rows(connection, project_id)
         elif not postgres:
-            columns = fetch_columns_sqlite(connection, project_id)
+            columns = fetch_columns_sqlite(connection, project_id, within)
         else:
             # Inside the ``with``: the exporting transaction must stay open during the import.
-            columns = fetch_columns_adbc(postgres_adbc_uri(engine), project_id, snapshot)
+            columns = fetch_columns_adbc(postgres_adbc_uri(engine), project_id, snapshot, within)
     return assemble(columns, category_rows, rater_rows)
 
 

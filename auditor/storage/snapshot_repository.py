@@ -431,3 +431,8 @@ class SnapshotRepository:
             .distinct()
         ).all()
         return sorted((r[0], r[1], r[2]) for r in rows)
+
+    def snapshot_by_id(self, snapshot_id: int) -> dict[str, Any] | None:
+        """One snapshot by id (the full pass a snapshot from kept statistics carries parts of)."""
+        snapshot = self.db.execute(select(Snapshot).where(Snapshot.id == snapshot_id)).scalar()
+        return None if snapshot is None else _snapshot_dict(snapshot)

@@ -141,9 +141,14 @@ class _Evaluator:
             self._raters = self.alerts.rater_ids(self.project_id)
         return self._raters
 
-    def snapshot(self, snapshot: SnapshotRef, done: set[tuple[str, str, int]]) -> None:
+    def snapshot(
+        self,
+        snapshot: SnapshotRef,
+        done: set[tuple[str, str, int]],
+        carried: frozenset[str] = frozenset(),
+    ) -> None:
         now = snapshot.as_of
-        rules = [r for r in self.rules if r.scope == snapshot.scope]
+        rules = [r for r in self.rules if r.scope == snapshot.scope and r.metric not in carried]
         if not rules:
             return
         silences = [
@@ -345,8 +350,9 @@ def evaluate_snapshots(
         return {"evaluations": 0, "notices": 0}
     evaluator = _Evaluator(uow, project_id, slug, [rule_of(r, slug) for r in records])
     snapshot_ids = [w.id for w in written]
+    carried = {w.id: w.carried for w in written}
     done = uow.alert_log.evaluated_keys(snapshot_ids)
     for snapshot in uow.alerts.snapshots(snapshot_ids):
-        evaluator.snapshot(snapshot, done)
+        evaluator.snapshot(snapshot, done, carried[snapshot.id])
     evaluator.save_detectors()
     return evaluator.written

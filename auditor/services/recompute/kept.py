@@ -29,8 +29,9 @@ import numpy as np
 from auditor.domain import CollapsePolicy, LabelArrays, RaterKind
 from auditor.errors import NotFound
 from auditor.stats import kept
-from auditor.storage.kept_repository import KeptRecord, from_payload, to_payload
+from auditor.storage.kept_repository import CUMULATIVE, KeptRecord, from_payload, to_payload
 from auditor.storage.label_loader import (
+    LabelRange,
     dense_codes,
     fetch_columns_adbc,
     fetch_columns_sqlite,
@@ -58,6 +59,38 @@ class KeptUpdate:
     items: int
     watermark: int
     seconds: float
+
+
+@dataclass(frozen=True)
+class Span:
+    """What a kept state covers besides its label watermark: every label (``cumulative``) or,
+    for a rolling window, the labels with start_us <= labeled_at <= end_us (epoch
+    microseconds, the window's ends inclusive as ``snapshots.subset.window_mask`` takes them).
+
+    A window's state moves with the clock: labels that left the window (labeled before the
+    new start) and labels that entered it (labeled after the old end) change their items'
+    contributions as new labels do, so an update reads the labels of that slice of time
+    (index ``ix_labels_project_id_labeled_at``), not the window."""
+
+    scope: str = CUMULATIVE
+    start_us: int | None = None
+    end_us: int | None = None
+
+    @property
+    def is_window(self) -> bool:
+        return self.start_us is not None and self.end_us is not None
+
+    def within(self) -> LabelRange:
+        return LabelRange(self.start_us, self.end_us)
+
+    def mask(self, labeled_at: np.ndarray) -> np.ndarray:
+        if not self.is_window:
+            return np.ones(labeled_at.shape, dtype=bool)
+        assert self.start_us is not None and self.end_us is not None
+        return (labeled_at >= self.start_us) & (labeled_at <= self.end_us)
+
+
+EVERY_LABEL = Span()
 
 
 @dataclass(frozen=True)
@@ -165,20 +198,22 @@ def _layout_now(uow: UnitOfWork, project_id: int, raters: list[int]) -> Layout:
     )
 
 
-def _read_all(uow: UnitOfWork, project_id: int) -> dict[str, np.ndarray]:
-    """Every label of the project as id columns (the full load's reads)."""
+def _read_all(uow: UnitOfWork, project_id: int, span: Span = EVERY_LABEL) -> dict[str, np.ndarray]:
+    """Every label of the project (of the span) as id columns (the full load's reads)."""
     engine = uow.root_engine
     if engine.dialect.name == "postgresql":
-        return fetch_columns_adbc(postgres_adbc_uri(engine), project_id)
+        return fetch_columns_adbc(postgres_adbc_uri(engine), project_id, within=span.within())
     with engine.connect() as connection:
-        return fetch_columns_sqlite(connection, project_id)
+        return fetch_columns_sqlite(connection, project_id, span.within())
 
 
 def build(
-    uow: UnitOfWork, project_id: int, upto: int | None = None
+    uow: UnitOfWork, project_id: int, upto: int | None = None, span: Span = EVERY_LABEL
 ) -> tuple[kept.KeptStats, Layout, int, int]:
-    """The state from every label (up to label id ``upto``): (state, layout, watermark, n)."""
-    columns = _read_all(uow, project_id)
+    """The state from every label of ``span`` (up to label id ``upto``): (state, layout,
+    watermark, n). A window's watermark is ``upto`` (the labels it has seen, in the window
+    or not)."""
+    columns = _read_all(uow, project_id, span)
     if upto is not None:
         keep = columns["id"] <= upto
         columns = {name: values[keep] for name, values in columns.items()}
@@ -187,15 +222,23 @@ def build(
             uow, project_id, sorted(int(r) for r in np.unique(columns["rater_id"]))
         )
     watermark = int(columns["id"].max()) if columns["id"].size else 0
+    if span.is_window and upto is not None:
+        watermark = upto
     count = int(columns["id"].size)
     return _contribution(columns, layout), layout, watermark, count
 
 
-def rebuild_kept(uow: UnitOfWork, project_id: int, reason: str = "rebuild") -> KeptUpdate:
-    """Build the project's kept state from every label and store it."""
+def rebuild_kept(
+    uow: UnitOfWork,
+    project_id: int,
+    reason: str = "rebuild",
+    span: Span = EVERY_LABEL,
+    upto: int | None = None,
+) -> KeptUpdate:
+    """Build the project's kept state (of ``span``) from its labels and store it."""
     started = time.process_time()
-    state, layout, watermark, count = build(uow, project_id)
-    save_whole(uow, project_id, state, layout, watermark, count)
+    state, layout, watermark, count = build(uow, project_id, upto, span)
+    save_whole(uow, project_id, state, layout, watermark, count, span)
     return KeptUpdate("rebuilt", reason, count, -1, watermark, time.process_time() - started)
 
 
@@ -206,6 +249,7 @@ def save_whole(
     layout: Layout,
     watermark: int,
     count: int,
+    span: Span = EVERY_LABEL,
 ) -> None:
     """Replace the project's whole kept state (every group) in a transaction of its own."""
     with uow:
@@ -218,15 +262,30 @@ def save_whole(
             at=datetime.now(UTC),
             payloads=payloads(state, list(range(layout.groups))),
             replace_all=True,
+            scope=span.scope,
+            start_us=span.start_us,
+            end_us=span.end_us,
         )
         uow.commit()
 
 
 def _why_rebuild(
-    uow: UnitOfWork, project_id: int, record: KeptRecord | None, expected_count: int | None
+    uow: UnitOfWork,
+    project_id: int,
+    record: KeptRecord | None,
+    expected_count: int | None,
+    span: Span = EVERY_LABEL,
 ) -> tuple[str | None, Layout | None]:
     if record is None:
         return "no kept state yet", None
+    if span.is_window:
+        assert span.start_us is not None and span.end_us is not None
+        if record.start_us is None or record.end_us is None:
+            return "no window range kept", None
+        if span.end_us < record.end_us or span.start_us < record.start_us:
+            return "the window moved back in time", None
+        if span.start_us - record.start_us > span.end_us - span.start_us:
+            return "the window moved by more than its length", None
     layout = Layout.parse(record.signature)
     if layout is None:
         return "kept by another version of the statistics", None
@@ -246,34 +305,56 @@ def _why_rebuild(
 
 
 def update_kept(
-    uow: UnitOfWork, project_id: int, *, expected_count: int | None = None
+    uow: UnitOfWork,
+    project_id: int,
+    *,
+    expected_count: int | None = None,
+    span: Span = EVERY_LABEL,
+    upto: int | None = None,
 ) -> KeptUpdate:
-    """Fold the labels since the kept watermark into the kept statistics (or rebuild them
-    when an update cannot; see the module docstring). ``expected_count``: the project's label
-    count as the caller saw it, checked against what the state will cover."""
+    """Fold the labels since the kept watermark into the kept statistics of ``span`` (or
+    rebuild them when an update cannot; see the module docstring). ``expected_count``: the
+    project's label count as the caller saw it, checked against what the cumulative state
+    will cover. ``upto``: the highest label id to fold in (a window follows the cumulative
+    state's watermark, so both describe the same labels); None: every label there is."""
     started = time.process_time()
     with uow:
-        record = uow.kept.load(project_id)
-        reason, layout = _why_rebuild(uow, project_id, record, expected_count)
+        record = uow.kept.load(project_id, span.scope)
+        reason, layout = _why_rebuild(uow, project_id, record, expected_count, span)
         if reason is None and record is not None and layout is not None:
             arrived = uow.kept.count_after(project_id, record.watermark)
             if arrived > max(MIN_REBUILD_LABELS, record.label_count // REBUILD_SHARE):
                 # a big import since: one columnar read beats row reads by item
                 reason = f"{arrived} labels since the watermark: a rebuild reads them faster"
             else:
-                new = uow.kept.labels_after(project_id, record.watermark)
+                new = uow.kept.labels_after(project_id, record.watermark, upto)
+                moved = _moved(uow, project_id, record, span)
                 count = record.label_count + int(new["id"].size)
                 if expected_count is not None and count < expected_count:
                     reason = "label count does not add up (a label below the watermark)"
     if reason is not None or record is None or layout is None:
-        return rebuild_kept(uow, project_id, reason or "rebuild")
-    if new["id"].size == 0:
-        return KeptUpdate("unchanged", "no new labels", 0, 0, record.watermark, 0.0)
-    upto = int(new["id"].max())
-    touched = np.unique(new["item_id"])
+        return rebuild_kept(uow, project_id, reason or "rebuild", span, upto)
+    top = int(new["id"].max()) if new["id"].size else record.watermark
+    upto = max(top, record.watermark) if upto is None else max(upto, record.watermark)
+    arriving = new["item_id"][span.mask(new["labeled_at"])]
+    touched = np.unique(np.concatenate([arriving, moved]))
+    if touched.size == 0:
+        if upto == record.watermark and (record.start_us, record.end_us) == (
+            span.start_us,
+            span.end_us,
+        ):
+            return KeptUpdate("unchanged", "no new labels", 0, 0, record.watermark, 0.0)
+        _save(uow, project_id, record, layout, None, [], upto, record.label_count, span)
+        return KeptUpdate("unchanged", "no label in the span changed", 0, 0, upto, 0.0)
     with uow:
         columns = uow.kept.labels_of_items(project_id, touched, upto)
-        added = sorted(set(int(r) for r in np.unique(columns["rater_id"])) - set(layout.raters))
+        inside = span.mask(columns["labeled_at"])
+        added = sorted(
+            set(int(r) for r in np.unique(columns["rater_id"][inside])) - set(layout.raters)
+        )
+        # Kept slots follow the rater ids, as the full computation numbers raters; a new rater
+        # whose id sorts before a kept one (created earlier, first labels now) renumbers.
+        renumbered = bool(added) and bool(layout.raters) and added[0] < layout.raters[-1]
         now = _layout_now(uow, project_id, layout.raters + added)
         kept_models = [m for m in now.models if m in set(layout.raters)]
         if (now.collapse, now.categories, kept_models) != (
@@ -289,30 +370,75 @@ def update_kept(
             layout = now
             state = state_of(record, layout).widened(len(layout.raters))
     if changed_since:
-        return rebuild_kept(uow, project_id, "categories or rater kinds changed meanwhile")
-    with uow:
-        old = columns["id"] <= record.watermark
-        before = _contribution({n: v[old] for n, v in columns.items()}, layout)
-        after = _contribution(columns, layout)
-        state = state.minus(before).plus(after)
-        changed = sorted(set(int(g) for g in kept.item_groups(touched, layout.groups)))
-        if added:  # every group's arrays grew
-            changed = list(range(layout.groups))
-        uow.kept.save(
-            project_id,
-            watermark=upto,
-            label_count=count,
-            groups=layout.groups,
-            signature=layout.signature(),
-            at=datetime.now(UTC),
-            payloads=payloads(state, changed),
+        return rebuild_kept(
+            uow, project_id, "categories or rater kinds changed meanwhile", span, upto
         )
-        uow.commit()
+    if renumbered:
+        return rebuild_kept(
+            uow, project_id, "a rater created before a kept one labeled", span, upto
+        )
+    old = (columns["id"] <= record.watermark) & _old_span(record).mask(columns["labeled_at"])
+    before = _contribution({n: v[old] for n, v in columns.items()}, layout)
+    after = _contribution({n: v[inside] for n, v in columns.items()}, layout)
+    state = state.minus(before).plus(after)
+    count = record.label_count - int(old.sum()) + int(inside.sum())
+    changed = sorted(set(int(g) for g in kept.item_groups(touched, layout.groups)))
+    if added:  # every group's arrays grew
+        changed = list(range(layout.groups))
+    _save(uow, project_id, record, layout, state, changed, upto, count, span)
     return KeptUpdate(
         "updated",
-        "labels since the watermark",
+        "labels since the watermark" if not span.is_window else "labels and the window moved",
         int(new["id"].size),
         int(touched.size),
         upto,
         time.process_time() - started,
     )
+
+
+def _old_span(record: KeptRecord) -> Span:
+    return Span("", record.start_us, record.end_us)
+
+
+def _moved(uow: UnitOfWork, project_id: int, record: KeptRecord, span: Span) -> np.ndarray:
+    """Item ids whose labels below the watermark left or entered a moving window: labeled
+    in [old start, new start) or in (old end, new end]. Empty for the cumulative state."""
+    if not span.is_window or record.start_us is None or record.end_us is None:
+        return np.empty(0, dtype=np.int64)
+    assert span.start_us is not None and span.end_us is not None
+    left = uow.kept.labels_labeled_between(
+        project_id, record.start_us, span.start_us, record.watermark
+    )
+    entered = uow.kept.labels_labeled_between(
+        project_id, record.end_us + 1, span.end_us + 1, record.watermark
+    )
+    return np.concatenate([left["item_id"], entered["item_id"]]).astype(np.int64)
+
+
+def _save(
+    uow: UnitOfWork,
+    project_id: int,
+    record: KeptRecord,
+    layout: Layout,
+    state: kept.KeptStats | None,
+    changed: list[int],
+    watermark: int,
+    count: int,
+    span: Span,
+) -> None:
+    """Write the changed groups and the state row (the watermark and span move even when no
+    group changed)."""
+    with uow:
+        uow.kept.save(
+            project_id,
+            watermark=watermark,
+            label_count=count,
+            groups=layout.groups,
+            signature=layout.signature() if state is not None else record.signature,
+            at=datetime.now(UTC),
+            payloads={} if state is None else payloads(state, changed),
+            scope=span.scope,
+            start_us=span.start_us,
+            end_us=span.end_us,
+        )
+        uow.commit()

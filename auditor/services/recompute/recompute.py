@@ -24,12 +24,16 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
+import numpy as np
+
 import auditor
+from auditor.config import get_settings
 from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings
 from auditor.errors import Failure, NotFound
 from auditor.services.alerts.evaluation import evaluate_snapshots
 from auditor.services.recompute import health as recompute_health
-from auditor.services.recompute.kept import update_kept
+from auditor.services.recompute import kept_snapshot
+from auditor.services.recompute.kept import KeptUpdate, update_kept
 from auditor.services.recompute.label_studio_points import rejection_points
 from auditor.services.recompute.repeat_coverage import add_coverage
 from auditor.snapshots.dirty import (
@@ -49,7 +53,7 @@ from auditor.snapshots.written import WrittenSnapshot
 from auditor.stats import compute_measures
 from auditor.stats.export import measure_set_to_dict
 from auditor.storage import snapshot_repository as repo
-from auditor.storage.label_loader import load_project_labels
+from auditor.storage.label_loader import LabelRange, load_project_labels
 from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -282,39 +286,57 @@ def _recompute_locked(
     if not due:
         return RecomputeResult(project_id, tick, "not_dirty", tuple(decisions))
 
-    _keep_statistics(uow, project_id, count)
-    t0 = time.perf_counter()
-    loaded = load_project_labels(uow.root_engine, project_id)
-    load_seconds = time.perf_counter() - t0
-    _test_delay()
-    # The label ids are only needed for the watermark (taken at the load): dropping them
-    # before the computation saves 8 bytes per label at the peak.
-    source = _Source(
-        dataclasses.replace(loaded.labels, label_ids=None), loaded.watermark, loaded.count
-    )
-    del loaded
-
+    kept = _keep_statistics(uow, project_id, count)
     settings = project.settings
     t1 = time.perf_counter()
-    prepared = [
-        _compute_scope(project_id, scope, tick, now, settings, source, load_seconds)
-        for scope in due
-    ]
-    del source
+    served = None
+    if kept is not None and not force and any(scope.name == CUMULATIVE for scope in due):
+        served = _from_kept(uow, project_id, settings, count)
+    if served is None:
+        t0 = time.perf_counter()
+        loaded = load_project_labels(uow.root_engine, project_id)
+        load_seconds = time.perf_counter() - t0
+        _test_delay()
+        # The label ids are only needed for the watermark (taken at the load): dropping them
+        # before the computation saves 8 bytes per label at the peak.
+        source = _Source(
+            dataclasses.replace(loaded.labels, label_ids=None),
+            loaded.watermark,
+            loaded.count,
+            loaded.labels.order,
+        )
+        del loaded
+        t1 = time.perf_counter()
+        prepared = [
+            _compute_scope(project_id, scope, tick, now, settings, source, load_seconds)
+            for scope in due
+        ]
+        del source
+    else:
+        _test_delay()
+        prepared = [
+            _kept_row(project_id, scope, tick, now, settings, served)
+            if scope.name == CUMULATIVE
+            else _window_scope(uow, project_id, scope, tick, now, settings, served)
+            for scope in due
+        ]
+        load_seconds = 0.0
     compute_seconds = time.perf_counter() - t1
 
     t2 = time.perf_counter()
     written: list[WrittenSnapshot] = []
     lock.ensure_held()
     with uow:
-        for row, points, rendered in prepared:
+        for row, points, rendered, carried in prepared:
             if row["scope"] == CUMULATIVE:  # repeat coverage is not cut by windows
                 points = [*points, *add_coverage(uow, project_id, rendered, now)]
                 points = [*points, *rejection_points(uow, project_id)]
             snapshot_id = uow.snapshots.insert_snapshot(row, points)
             if snapshot_id is not None:
                 written.append(
-                    WrittenSnapshot(snapshot_id, row["scope"], tick, row["n_labels"], rendered)
+                    WrittenSnapshot(
+                        snapshot_id, row["scope"], tick, row["n_labels"], rendered, carried
+                    )
                 )
         # Alert state and its notices commit together with the snapshots, or not at all.
         evaluate_snapshots(uow, project_id, written)
@@ -334,26 +356,50 @@ def _recompute_locked(
     )
 
 
-def _keep_statistics(uow: UnitOfWork, project_id: int, count: int) -> None:
+def _keep_statistics(uow: UnitOfWork, project_id: int, count: int) -> KeptUpdate | None:
     """Fold the labels since the kept watermark into the kept statistics (issue 22), in a
     transaction of its own: they are derived data, so a failure here is logged and leaves
-    the state at its old watermark (the next recompute catches up) without costing the
-    snapshot."""
+    the state at its old watermark (the next recompute catches up and this one reads every
+    label) without costing the snapshot."""
     try:
-        update_kept(uow, project_id, expected_count=count)
+        return update_kept(uow, project_id, expected_count=count)
     except Exception as error:
         if repo.is_transient(error):
             raise
         log.exception("keeping the statistics of project %s failed", project_id)
+        return None
+
+
+def _from_kept(
+    uow: UnitOfWork, project_id: int, settings: ProjectSettings, count: int
+) -> kept_snapshot.KeptScope | None:
+    """The cumulative scope from the kept statistics, or None when this recompute reads every
+    label: a small project, bootstrap intervals, or a full pass due (``kept_snapshot``)."""
+    config = get_settings()
+    if not kept_snapshot.wanted(settings, count, config.kept_snapshot_labels):
+        return None
+    with uow:
+        full = kept_snapshot.latest_full_pass(uow, project_id)
+    if full is None or kept_snapshot.full_pass_due(
+        full, datetime.now(UTC), config.kept_full_pass_seconds
+    ):
+        return None
+    return kept_snapshot.compute(uow, project_id, settings, full)
 
 
 @dataclass(frozen=True)
 class _Source:
-    """The loaded labels every scope is cut from, and what the load covered."""
+    """The loaded labels every scope is cut from, what the load covered, and the labeled_at
+    of the project's labels (every label's, or only the latest one's when the load read one
+    window: what an empty window's reason needs)."""
 
     labels: LabelArrays
     watermark: int | None
     count: int
+    all_order: np.ndarray
+
+
+Prepared = tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], frozenset[str]]
 
 
 def _compute_scope(
@@ -364,26 +410,91 @@ def _compute_scope(
     settings: ProjectSettings,
     loaded: _Source,
     load_seconds: float,
-) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+) -> Prepared:
     started = time.perf_counter()
     window = window_at(scope, now)
     labels = subset_labels(loaded.labels, window_mask(loaded.labels.order, window))
     seed = _seed(project_id, scope.name, tick, settings)
     rendered = measure_set_to_dict(compute_measures(labels, settings, seed=seed))
-    rendered = explain_empty_window(rendered, scope, labels.order, loaded.labels.order)
+    rendered = explain_empty_window(rendered, scope, labels.order, loaded.all_order)
     del labels  # a window's subset is freed before the next scope is cut
     points = [p.as_row() for p in points_from_stats_dict(rendered)]
     elapsed_ms = (load_seconds + time.perf_counter() - started) * 1000
-    row = {
+    row = _row(project_id, scope, tick, now, settings, rendered, seed, elapsed_ms)
+    row["window_start"], row["window_end"] = window.start, window.end
+    row["watermark"], row["project_label_count"] = loaded.watermark or 0, loaded.count
+    return row, points, rendered, frozenset()
+
+
+def _kept_row(
+    project_id: int,
+    scope: Scope,
+    tick: int,
+    now: datetime,
+    settings: ProjectSettings,
+    served: kept_snapshot.KeptScope,
+) -> Prepared:
+    """The cumulative scope served from the kept statistics: no point for a carried part."""
+    rendered = served.rendered
+    points = [
+        p.as_row()
+        for p in points_from_stats_dict(rendered)
+        if (p.subject_kind, p.metric) not in served.carried
+    ]
+    row = _row(project_id, scope, tick, now, settings, rendered, None, served.seconds * 1000)
+    row["window_start"] = row["window_end"] = None
+    row["watermark"], row["project_label_count"] = served.watermark, served.label_count
+    return row, points, rendered, kept_snapshot.carried_metrics(served.carried)
+
+
+def _window_scope(
+    uow: UnitOfWork,
+    project_id: int,
+    scope: Scope,
+    tick: int,
+    now: datetime,
+    settings: ProjectSettings,
+    served: kept_snapshot.KeptScope,
+) -> Prepared:
+    """A rolling window beside a cumulative scope served from the kept statistics: its own
+    read of the window's labels (the labeled_at index), up to the kept watermark."""
+    started = time.perf_counter()
+    start_us, end_us = window_at(scope, now).bounds_us()
+    loaded = load_project_labels(
+        uow.root_engine,
+        project_id,
+        within=LabelRange(start_us, end_us, served.watermark),
+    )
+    with uow:
+        latest = uow.kept.last_labeled_at(project_id, served.watermark)
+    source = _Source(
+        dataclasses.replace(loaded.labels, label_ids=None),
+        served.watermark,
+        served.label_count,
+        np.array([] if latest is None else [latest], dtype=np.int64),
+    )
+    return _compute_scope(
+        project_id, scope, tick, now, settings, source, time.perf_counter() - started
+    )
+
+
+def _row(
+    project_id: int,
+    scope: Scope,
+    tick: int,
+    now: datetime,
+    settings: ProjectSettings,
+    rendered: dict[str, Any],
+    seed: int | None,
+    elapsed_ms: float,
+) -> dict[str, Any]:
+    """The snapshot row of a computed scope (its window and watermark set by the caller)."""
+    return {
         "project_id": project_id,
         "scope": scope.name,
         "tick": tick,
         "computed_at": datetime.now(UTC),
         "as_of": now,
-        "window_start": window.start,
-        "window_end": window.end,
-        "watermark": loaded.watermark or 0,
-        "project_label_count": loaded.count,
         "n_labels": int(rendered["n_labels"]),
         "n_items": int(rendered["n_items"]),
         "n_raters": int(rendered["n_raters"]),
@@ -397,7 +508,6 @@ def _compute_scope(
         "duration_ms": elapsed_ms,
         "result": rendered,
     }
-    return row, points, rendered
 
 
 def recompute_due_projects(uow: UnitOfWork, now: datetime | None = None) -> list[RecomputeResult]:
