@@ -57,10 +57,10 @@ def wanted(settings: ProjectSettings, label_count: int, threshold: int) -> bool:
     return label_count >= threshold and settings.interval_method != IntervalMethod.BOOTSTRAP
 
 
-def latest_full_pass(uow: UnitOfWork, project_id: int) -> FullPass | None:
-    """The newest cumulative snapshot computed from every label: the newest snapshot itself,
-    or the one its ``source`` names."""
-    latest = uow.snapshots.snapshot_parts_at(project_id, CUMULATIVE, None, [SOURCE_KEY])
+def latest_full_pass(uow: UnitOfWork, project_id: int, scope: str = CUMULATIVE) -> FullPass | None:
+    """The newest snapshot of ``scope`` computed from every label: the newest snapshot
+    itself, or the one its ``source`` names."""
+    latest = uow.snapshots.snapshot_parts_at(project_id, scope, None, [SOURCE_KEY])
     if latest is None:
         return None
     source = latest["result"].get(SOURCE_KEY)
@@ -99,13 +99,17 @@ class KeptScope:
 
 
 def compute(
-    uow: UnitOfWork, project_id: int, settings: ProjectSettings, full: FullPass
+    uow: UnitOfWork,
+    project_id: int,
+    settings: ProjectSettings,
+    full: FullPass,
+    scope: str = CUMULATIVE,
 ) -> KeptScope | None:
-    """The cumulative measure set from the kept state, carried parts from ``full``; None when
-    the project has no kept state (the caller reads every label)."""
+    """The measure set of ``scope`` from its kept state, carried parts from ``full``; None
+    when there is no kept state (the caller reads every label)."""
     started = time.process_time()
     with uow:
-        record = uow.kept.load(project_id)
+        record = uow.kept.load(project_id, scope)
         if record is None:
             return None
         layout = Layout.parse(record.signature)

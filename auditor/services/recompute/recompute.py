@@ -33,7 +33,7 @@ from auditor.errors import Failure, NotFound
 from auditor.services.alerts.evaluation import evaluate_snapshots
 from auditor.services.recompute import health as recompute_health
 from auditor.services.recompute import kept_snapshot
-from auditor.services.recompute.kept import KeptUpdate, update_kept
+from auditor.services.recompute.kept import KeptUpdate, Span, update_kept
 from auditor.services.recompute.label_studio_points import rejection_points
 from auditor.services.recompute.repeat_coverage import add_coverage
 from auditor.snapshots.dirty import (
@@ -456,8 +456,47 @@ def _window_scope(
     settings: ProjectSettings,
     served: kept_snapshot.KeptScope,
 ) -> Prepared:
-    """A rolling window beside a cumulative scope served from the kept statistics: its own
-    read of the window's labels (the labeled_at index), up to the kept watermark."""
+    """A rolling window beside a cumulative scope served from the kept statistics: the
+    window's own kept state, moved to ``now`` and brought to the cumulative state's
+    watermark (so both describe the same labels); its own read of the window's labels
+    (the labeled_at index) when it has no full pass to carry from."""
+    window = window_at(scope, now)
+    start_us, end_us = window.bounds_us()
+    span = Span(scope.name, start_us, end_us)
+    update_kept(uow, project_id, span=span, upto=served.watermark)
+    with uow:
+        full = kept_snapshot.latest_full_pass(uow, project_id, scope.name)
+    found = (
+        None if full is None else kept_snapshot.compute(uow, project_id, settings, full, scope.name)
+    )
+    if found is None:
+        return _window_from_labels(uow, project_id, scope, tick, now, settings, served)
+    with uow:
+        latest = uow.kept.last_labeled_at(project_id, served.watermark)
+    rendered = explain_empty_window(
+        found.rendered,
+        scope,
+        np.zeros(1 if found.label_count else 0, dtype=np.int64),
+        np.array([] if latest is None else [latest], dtype=np.int64),
+    )
+    kept_scope = dataclasses.replace(
+        found, rendered=rendered, watermark=served.watermark, label_count=served.label_count
+    )
+    row, points, rendered, carried = _kept_row(project_id, scope, tick, now, settings, kept_scope)
+    row["window_start"], row["window_end"] = window.start, window.end
+    return row, points, rendered, carried
+
+
+def _window_from_labels(
+    uow: UnitOfWork,
+    project_id: int,
+    scope: Scope,
+    tick: int,
+    now: datetime,
+    settings: ProjectSettings,
+    served: kept_snapshot.KeptScope,
+) -> Prepared:
+    """A window computed from its own labels, up to the kept watermark."""
     started = time.perf_counter()
     start_us, end_us = window_at(scope, now).bounds_us()
     loaded = load_project_labels(
