@@ -380,6 +380,9 @@ def _from_kept(
         return None
     with uow:
         full = kept_snapshot.latest_full_pass(uow, project_id)
+        # windows the project no longer has leave no kept state behind
+        uow.kept.drop_windows(project_id, [s.name for s in scopes_for(settings)])
+        uow.commit()
     if full is None or kept_snapshot.full_pass_due(
         full, datetime.now(UTC), config.kept_full_pass_seconds
     ):
