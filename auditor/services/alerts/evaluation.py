@@ -21,6 +21,7 @@ Only this layer imports both ``auditor.alerting`` and ``auditor.notifiers``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -58,6 +59,7 @@ from auditor.storage.unit_of_work import UnitOfWork
 log = logging.getLogger(__name__)
 
 POINT_SUBJECT_KINDS = ("project", "rater", "model")
+_POINT_FIELDS = tuple(f.name for f in dataclasses.fields(PointRecord))
 
 
 def notification_for(
@@ -142,13 +144,12 @@ class _Evaluator:
         return self._raters
 
     def snapshot(
-        self,
-        snapshot: SnapshotRef,
-        done: set[tuple[str, str, int]],
-        carried: frozenset[str] = frozenset(),
+        self, snapshot: SnapshotRef, done: set[tuple[str, str, int]], written: WrittenSnapshot
     ) -> None:
         now = snapshot.as_of
-        rules = [r for r in self.rules if r.scope == snapshot.scope and r.metric not in carried]
+        rules = [
+            r for r in self.rules if r.scope == snapshot.scope and r.metric not in written.carried
+        ]
         if not rules:
             return
         silences = [
@@ -158,7 +159,11 @@ class _Evaluator:
         metrics = {r.metric for r in rules} | {
             EVIDENCE_POINT[r.metric] for r in rules if r.metric in EVIDENCE_POINT
         }
-        points = self.alerts.points_of_snapshot(snapshot.id, metrics)
+        points = [
+            PointRecord(**{name: point[name] for name in _POINT_FIELDS})
+            for point in written.points
+            if point["metric"] in metrics
+        ]
         self.points = points
         for rule in rules:
             for subject, point in self._subjects(rule, points).items():
@@ -350,9 +355,9 @@ def evaluate_snapshots(
         return {"evaluations": 0, "notices": 0}
     evaluator = _Evaluator(uow, project_id, slug, [rule_of(r, slug) for r in records])
     snapshot_ids = [w.id for w in written]
-    carried = {w.id: w.carried for w in written}
+    by_id = {w.id: w for w in written}
     done = uow.alert_log.evaluated_keys(snapshot_ids)
     for snapshot in uow.alerts.snapshots(snapshot_ids):
-        evaluator.snapshot(snapshot, done, carried[snapshot.id])
+        evaluator.snapshot(snapshot, done, by_id[snapshot.id])
     evaluator.save_detectors()
     return evaluator.written

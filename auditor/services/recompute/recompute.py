@@ -335,7 +335,13 @@ def _recompute_locked(
             if snapshot_id is not None:
                 written.append(
                     WrittenSnapshot(
-                        snapshot_id, row["scope"], tick, row["n_labels"], rendered, carried
+                        snapshot_id,
+                        row["scope"],
+                        tick,
+                        row["n_labels"],
+                        rendered,
+                        carried,
+                        tuple(points),
                     )
                 )
         # Alert state and its notices commit together with the snapshots, or not at all.
