@@ -1,20 +1,252 @@
-"""TEMPORARY STUB (lead's branch; replaced by the kept branch's module)."""
+"""A ``MeasureSet`` from the kept sums (issue 22): the shape ``compute_measures`` returns, with
+every part the kept sums cover, and the rest undefined ("not kept") and named in ``missing``.
+
+The recompute can use the set as its snapshot when ``missing`` is empty and take the full path
+(every label) otherwise. ``missing`` speaks this vocabulary: "measures.<name>",
+"by_category.<name>", "raters.<field>" (every rater), "models", "pairwise_cohen".
+
+Intervals are the delete-a-group jackknife over the kept item groups (``group_jackknife``),
+reported under the jackknife method: with ``interval_method`` bootstrap every part with an
+interval is missing (the bootstrap resamples items, the kept sums cannot).
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from auditor.domain import ProjectSettings
+from auditor.domain import IntervalMethod, ProjectSettings, RaterModel, Scale
+from auditor.stats import intervals, rho
+from auditor.stats.bands import BandScale
+from auditor.stats.coefficients import NO_PAIRABLE, SINGLE_CATEGORY, category_key
+from auditor.stats.group_jackknife import grouped_jackknife
 from auditor.stats.kept import KeptStats
-from auditor.stats.results import MeasureSet
+from auditor.stats.kept_estimates import KeptEstimate, RhoOptions, estimates, rater_estimates
+from auditor.stats.reading import NOT_USED
+from auditor.stats.reporting import NO_REPEATS, make_measure
+from auditor.stats.results import (
+    CATEGORY_MEASURES,
+    ORDINAL_MEASURES,
+    PROJECT_MEASURES,
+    Measure,
+    MeasureSet,
+    RaterResult,
+)
+from auditor.stats.selfagreement import SINGLE_CATEGORY as RATER_SINGLE_CATEGORY
+from auditor.stats.selfagreement import corrected_for_chance, kappa_to_reliability
+
+NOT_KEPT = "not kept"
+FEW_REPEATS = "the interval needs at least two repeated items"
+
+_LK, _KR = BandScale.LANDIS_KOCH, BandScale.KRIPPENDORFF
+# Per kept project measure: its band scale and the reason compute_measures gives when it is
+# undefined with pairable items (measures.py, coefficients.py).
+_PROJECT: dict[str, tuple[BandScale | None, str]] = {
+    "observed_agreement": (None, NO_PAIRABLE),
+    "kappa_s": (_LK, "every rater used one and the same single category: chance agreement is 1"),
+    "fleiss_kappa": (_LK, SINGLE_CATEGORY),
+    "krippendorff_alpha": (_KR, SINGLE_CATEGORY),
+    "rho": (_KR, "no item to score"),
+    "expected_agreement": (_LK, NO_PAIRABLE),
+    "repeatability": (None, NO_PAIRABLE),
+    "rater_effect": (None, NO_PAIRABLE),
+    "ac1": (_LK, SINGLE_CATEGORY),
+    "bp": (_LK, NO_PAIRABLE),
+    "prevalence_index": (None, NO_PAIRABLE),
+}
+_CATEGORY: dict[str, str] = {"category_share": NO_PAIRABLE, "specific_agreement": NOT_USED}
+# The RaterResult fields of the rater model (their intervals are images of SA_p's).
+_RATER_MODEL = ("self_agreement", "self_kappa", "reliability", "random_choice")
 
 
 @dataclass(frozen=True)
 class KeptMeasureSet:
+    """The snapshot from the kept sums and the parts it does not cover (see module doc)."""
+
     measures: MeasureSet
     missing: tuple[str, ...]
+
+
+def _not_kept() -> Measure:
+    return Measure(None, n=0, reason=NOT_KEPT)
+
+
+def _interval(e: KeptEstimate) -> intervals.Interval:
+    return (e.low, e.high, e.reason if e.low is None else None)
+
+
+def _project(
+    name: str,
+    found: dict[str, KeptEstimate],
+    state: KeptStats,
+    jackknife: bool,
+    settings: ProjectSettings,
+) -> Measure:
+    """One kept project measure as ``compute_measures`` reports it."""
+    total = state.total()
+    n_pairable = int(total.n[0])
+    rated = bool((total.sa_items[0] > 0).any())
+    if name == "mean_self_agreement":
+        if not rated:
+            return Measure(None, n=0, reason=NO_REPEATS)
+        e = found[name]
+        value = math.nan if e.value is None else e.value
+        interval = _interval(e) if jackknife else None
+        return make_measure(value, int(total.sa_items[0].sum()), None, None, interval, settings)
+    scale, undefined = _PROJECT[name]
+    if name in ("repeatability", "rater_effect") and not rated:
+        return Measure(None, n=0, reason=NO_REPEATS)
+    if name == "rho":
+        reason = _rho_reason(total, rated)
+        if reason is not None:
+            return Measure(None, n=0, reason=reason)
+    e = found[name]
+    reason = NO_PAIRABLE if n_pairable == 0 else (undefined if e.value is None else None)
+    value = math.nan if e.value is None else e.value
+    interval = _interval(e) if jackknife and e.value is not None else None
+    return make_measure(value, n_pairable, reason, scale, interval, settings)
+
+
+def _rho_reason(total: KeptStats, rated: bool) -> str | None:
+    """Why rho is undefined before it is computed, in compute_measures' order."""
+    if not rated:
+        return NO_REPEATS
+    if total.n[0] == 0:
+        return rho.NO_PAIRABLE
+    prevalence = total.counts[0] / total.counts[0].sum()
+    if 1.0 - float((prevalence**2).sum()) <= 1e-12:
+        return RATER_SINGLE_CATEGORY
+    return None
+
+
+def _category(
+    name: str,
+    c: int,
+    found: dict[str, KeptEstimate],
+    n_pairable: int,
+    jackknife: bool,
+    settings: ProjectSettings,
+) -> Measure:
+    e = found[category_key(name, c)]
+    reason = NO_PAIRABLE if n_pairable == 0 else (_CATEGORY[name] if e.value is None else None)
+    value = math.nan if e.value is None else e.value
+    interval = _interval(e) if jackknife and e.value is not None else None
+    return make_measure(value, n_pairable, reason, None, interval, settings)
+
+
+def _rater_sa_bounds(
+    state: KeptStats, level: float
+) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
+    """Each rater's SA_p interval by the delete-a-group jackknife over the groups holding her
+    repeated items (R,) each, NaN without one, and why not."""
+    total_sum, total_items = state.sa_sum.sum(axis=0), state.sa_items.sum(axis=0)
+    r = state.n_raters
+    low, high = np.full(r, np.nan), np.full(r, np.nan)
+    reasons: list[str | None] = [None] * r
+    for p in range(r):  # bounded by the raters
+        if total_items[p] == 0:
+            continue
+        held = state.sa_items[:, p] > 0
+        left = total_items[p] - state.sa_items[held, p]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            replicates = (total_sum[p] - state.sa_sum[held, p]) / left
+        value = float(total_sum[p] / total_items[p])
+        lo, hi, why = grouped_jackknife(value, replicates, level, 0.0, 1.0)
+        if lo is None or hi is None:
+            reasons[p] = FEW_REPEATS if total_items[p] < 2 else (why or intervals.TOO_FEW_ITEMS)
+        else:
+            low[p], high[p] = lo, hi
+    return low, high, reasons
+
+
+def _raters(
+    state: KeptStats,
+    rater_names: tuple[str, ...],
+    is_model: np.ndarray,
+    settings: ProjectSettings,
+    jackknife: bool,
+    ordinal: bool,
+    missing: list[str],
+) -> tuple[RaterResult, ...]:
+    found = rater_estimates(state)
+    total = state.total()
+    counts = total.rater_counts[0]
+    shares = total.counts[0] if total.counts[0].sum() else total.looks_by_category[0]
+    prevalence = shares / max(float(shares.sum()), 1.0)
+    chance = float((prevalence**2).sum())
+    single = 1.0 - chance <= 1e-12
+    covered = settings.interval_method != IntervalMethod.BOOTSTRAP
+    # max_entropy's x_p is a mean over repeated cells of a function of their looks
+    model_covered = covered and settings.rater_model == RaterModel.MOMENTS
+    low = high = np.full(state.n_raters, np.nan)
+    why: list[str | None] = [None] * state.n_raters
+    if jackknife and covered:
+        low, high, why = _rater_sa_bounds(state, settings.interval_level)
+    bounds = {"self_agreement": (low, high)}
+    if not single:
+        k_low, k_high = corrected_for_chance(low, chance), corrected_for_chance(high, chance)
+        y_low, y_high = kappa_to_reliability(k_low), kappa_to_reliability(k_high)
+        bounds.update(
+            self_kappa=(k_low, k_high),
+            reliability=(y_low, y_high),
+            random_choice=(1.0 - y_high, 1.0 - y_low),
+        )
+    values = {
+        "self_agreement": found.self_agreement,
+        "self_kappa": found.self_kappa,
+        "reliability": found.reliability,
+        "random_choice": found.random_choice,
+    }
+    scales = {"self_kappa": _LK}
+    uncovered = ["s_vs_group", "confusion"]
+    if not covered:
+        uncovered[:0] = list(_RATER_MODEL)
+    elif not model_covered:
+        uncovered[:0] = ["reliability", "random_choice"]
+    if ordinal:
+        uncovered.append("grade_bias")
+    out = []
+    for p in np.flatnonzero(~is_model):  # bounded by the raters
+        k = int(found.n_repeated_items[p])
+        per: dict[str, Measure] = {}
+        for field in _RATER_MODEL:
+            if field in uncovered:
+                per[field] = _not_kept()
+                continue
+            reason = None if k else NO_REPEATS
+            if reason is None and field != "self_agreement" and single:
+                reason = RATER_SINGLE_CATEGORY
+            interval: intervals.Interval | None = None
+            if jackknife and field in bounds:
+                lo, hi = bounds[field][0][p], bounds[field][1][p]
+                interval = (
+                    (float(lo), float(hi), None)
+                    if np.isfinite(lo) and np.isfinite(hi)
+                    else (None, None, why[p] or (FEW_REPEATS if k < 2 else intervals.TOO_FEW_ITEMS))
+                )
+            per[field] = make_measure(
+                float(values[field][p]), k, reason, scales.get(field), interval, settings
+            )
+        out.append(
+            RaterResult(
+                rater=rater_names[p],
+                self_agreement=per["self_agreement"],
+                self_kappa=per["self_kappa"],
+                reliability=per["reliability"],
+                random_choice=per["random_choice"],
+                s_vs_group=_not_kept(),
+                n_repeated_items=k,
+                n_presentations=int(found.n_presentations[p]),
+                grade_bias=_not_kept() if ordinal else None,
+                confusion=(),
+                confusion_n=tuple(int(c) for c in counts[p]),
+            )
+        )
+    if out:
+        missing.extend(f"raters.{field}" for field in uncovered)
+    return tuple(out)
 
 
 def kept_measure_set(
@@ -25,6 +257,85 @@ def kept_measure_set(
     categories: tuple[str, ...],
     settings: ProjectSettings,
     n_labels: int,
-    n_items: int = 0,
+    n_items: int,
 ) -> KeptMeasureSet:
-    raise NotImplementedError
+    """The ``MeasureSet`` of ``compute_measures`` from the kept sums (see the module doc).
+
+    rater_names, is_model : per kept rater slot (``Layout.raters``), in slot order; raters,
+    models and pairs are listed in slot order (compute_measures lists them in the labels'
+    rater order, which the service builds in the same slot order).
+    """
+    is_model = np.asarray(is_model, dtype=bool)
+    if len(rater_names) != state.n_raters or is_model.shape[0] != state.n_raters:
+        raise ValueError("rater_names and is_model must give one entry per kept rater slot")
+    if len(categories) != state.n_categories:
+        raise ValueError("categories must give one name per kept category")
+    ordinal = settings.scale == Scale.ORDINAL
+    method = settings.interval_method
+    jackknife = method == IntervalMethod.JACKKNIFE
+    bootstrap = method == IntervalMethod.BOOTSTRAP
+    options = RhoOptions(settings.rho_mode, settings.rho_unrated, settings.rater_model)
+    found = estimates(state, settings.interval_level, options)
+    total = state.total()
+    n_pairable = int(total.n[0])
+    missing: list[str] = []
+
+    measures: dict[str, Measure] = {}
+    for name in PROJECT_MEASURES:
+        if name in ORDINAL_MEASURES and not ordinal:
+            continue
+        kept = name in _PROJECT or name == "mean_self_agreement"
+        if name == "rho" and not options.covered:
+            kept = False
+        if not kept or bootstrap:
+            measures[name] = _not_kept()
+            missing.append(f"measures.{name}")
+            continue
+        measures[name] = _project(name, found, state, jackknife, settings)
+
+    by_category: dict[str, dict[str, Measure]] = {}
+    for name in CATEGORY_MEASURES:
+        if name not in _CATEGORY or bootstrap:
+            by_category[name] = {category: _not_kept() for category in categories}
+            missing.append(f"by_category.{name}")
+            continue
+        by_category[name] = {
+            category: _category(name, c, found, n_pairable, jackknife, settings)
+            for c, category in enumerate(categories)
+        }
+
+    rater_results = _raters(state, rater_names, is_model, settings, jackknife, ordinal, missing)
+    if is_model.any():
+        missing.append("models")
+    if int((~is_model).sum()) >= 2:
+        missing.append("pairwise_cohen")
+
+    rated = total.sa_items[0] > 0
+    sa = total.sa_sum[0][rated] / total.sa_items[0][rated]
+    notes = (
+        (f"intervals: delete-a-group jackknife over {state.n_groups} item groups",)
+        if jackknife
+        else ()
+    )
+    result = MeasureSet(
+        n_labels=n_labels,
+        n_items=n_items,
+        n_raters=state.n_raters,
+        n_pairable_items=n_pairable,
+        categories=tuple(categories),
+        measures=measures,
+        raters=rater_results,
+        models=(),
+        pairwise_cohen=(),
+        interval_method=method,
+        interval_level=settings.interval_level,
+        seed=None,
+        bootstrap_resamples=None,
+        rater_model=settings.rater_model,
+        self_agreement_spread=float(sa.std()) if sa.size else None,
+        notes=notes,
+        by_category=by_category,
+        scale=settings.scale,
+        weights=settings.weights if ordinal else None,
+    )
+    return KeptMeasureSet(result, tuple(missing))

@@ -1,0 +1,172 @@
+"""The ``MeasureSet`` from the kept sums (issue 22): same shape as ``compute_measures``, every
+part it does not name in ``missing`` equal to it (values to 1e-9, n's and reasons exactly)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from auditor.domain import (
+    CollapsePolicy,
+    IntervalMethod,
+    LabelArrays,
+    ProjectSettings,
+    RaterModel,
+    RhoMode,
+    RhoUnrated,
+    Scale,
+)
+from auditor.stats import compute_measures
+from auditor.stats.kept import contributions, item_groups
+from auditor.stats.kept_measures import NOT_KEPT, KeptMeasureSet, kept_measure_set
+from auditor.stats.results import Measure, MeasureSet
+from auditor.stats.synthetic import synthetic_project
+from tests.unit.stats.test_properties import projects
+
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+GROUPS = 7
+
+
+def _kept(labels: LabelArrays, chosen: ProjectSettings, groups: int = GROUPS) -> KeptMeasureSet:
+    group_of_item = item_groups(np.arange(labels.n_items), groups)
+    state = contributions(labels, chosen.collapse, group_of_item, groups)
+    names = labels.rater_names or tuple(str(i) for i in range(labels.n_raters))
+    return kept_measure_set(
+        state,
+        rater_names=names,
+        is_model=labels.rater_is_model,
+        categories=tuple(labels.category_names),
+        settings=chosen,
+        n_labels=labels.n_labels,
+        n_items=labels.n_items,
+    )
+
+
+def _same_measure(where: str, ours: Measure, theirs: Measure) -> None:
+    assert ours.n == theirs.n, (where, ours, theirs)
+    if theirs.value is None or ours.value is None:
+        assert ours.value is None and theirs.value is None, (where, ours, theirs)
+        assert ours.reason == theirs.reason, (where, ours.reason, theirs.reason)
+    else:
+        assert abs(ours.value - theirs.value) <= 1e-9, (where, ours.value, theirs.value)
+        assert ours.band == theirs.band, (where, ours.band, theirs.band)
+    assert ours.interval_level == theirs.interval_level or ours.value is None, where
+
+
+def assert_equal_where_kept(kept: KeptMeasureSet, full: MeasureSet) -> None:
+    ours, missing = kept.measures, set(kept.missing)
+    for field in ("n_labels", "n_items", "n_raters", "n_pairable_items", "categories"):
+        assert getattr(ours, field) == getattr(full, field), field
+    for field in ("interval_method", "interval_level", "rater_model", "scale", "weights"):
+        assert getattr(ours, field) == getattr(full, field), field
+    assert list(ours.measures) == list(full.measures)
+    for name, measure in full.measures.items():
+        if f"measures.{name}" in missing:
+            assert ours.measures[name].reason == NOT_KEPT
+        else:
+            _same_measure(name, ours.measures[name], measure)
+    assert list(ours.by_category) == list(full.by_category)
+    for name, per in full.by_category.items():
+        assert list(ours.by_category[name]) == list(per)
+        if f"by_category.{name}" not in missing:
+            for category, measure in per.items():
+                _same_measure(f"{name}:{category}", ours.by_category[name][category], measure)
+    assert [r.rater for r in ours.raters] == [r.rater for r in full.raters]
+    for mine, theirs in zip(ours.raters, full.raters, strict=True):
+        assert mine.n_repeated_items == theirs.n_repeated_items
+        assert mine.n_presentations == theirs.n_presentations
+        for attribute in dataclasses.fields(theirs):
+            name = attribute.name
+            if name in ("rater", "n_repeated_items", "n_presentations"):
+                continue
+            a, b = getattr(mine, name), getattr(theirs, name)
+            if f"raters.{name}" in missing:
+                assert not isinstance(a, Measure) or a.reason == NOT_KEPT, name
+            elif isinstance(b, Measure):
+                _same_measure(f"{theirs.rater}.{name}", a, b)
+            else:
+                assert a == b, (theirs.rater, name, a, b)
+    if "models" in missing:
+        assert ours.models == ()
+    else:
+        assert ours.models == full.models
+    if "pairwise_cohen" in missing:
+        assert ours.pairwise_cohen == ()
+    else:
+        assert ours.pairwise_cohen == full.pairwise_cohen
+    spread_a, spread_b = ours.self_agreement_spread, full.self_agreement_spread
+    assert (spread_a is None) == (spread_b is None)
+    if spread_a is not None and spread_b is not None:
+        assert abs(spread_a - spread_b) <= 1e-9
+
+
+@st.composite
+def _with_models(draw: st.DrawFn) -> LabelArrays:
+    labels = draw(projects())
+    flags = draw(st.lists(st.booleans(), min_size=labels.n_raters, max_size=labels.n_raters))
+    return dataclasses.replace(labels, rater_is_model=np.array(flags, dtype=bool))
+
+
+@SETTINGS
+@given(
+    _with_models(),
+    st.sampled_from(list(CollapsePolicy)),
+    st.sampled_from([IntervalMethod.NONE, IntervalMethod.JACKKNIFE]),
+    st.sampled_from(list(Scale)),
+    st.sampled_from(list(RhoMode)),
+    st.sampled_from(list(RhoUnrated)),
+    st.sampled_from(list(RaterModel)),
+)
+def test_kept_measure_set_equals_compute_measures_where_kept(
+    labels: LabelArrays,
+    policy: CollapsePolicy,
+    method: IntervalMethod,
+    scale: Scale,
+    mode: RhoMode,
+    unrated: RhoUnrated,
+    rater_model: RaterModel,
+) -> None:
+    chosen = ProjectSettings(
+        collapse=policy,
+        interval_method=method,
+        scale=scale,
+        rho_mode=mode,
+        rho_unrated=unrated,
+        rater_model=rater_model,
+    )
+    kept = _kept(labels, chosen)
+    assert_equal_where_kept(kept, compute_measures(labels, chosen))
+
+
+def test_what_is_missing_is_named() -> None:
+    """A project with a model rater on an ordinal scale: the parts not kept yet are listed,
+    and with the bootstrap so is every part with an interval."""
+    labels = synthetic_project(300, 5, n_models=1, repeat_share=0.1, seed=4)
+    ordinal = ProjectSettings(scale=Scale.ORDINAL)
+    kept = _kept(labels, ordinal, 20)
+    assert "models" in kept.missing and "pairwise_cohen" in kept.missing
+    assert "measures.kappa_s_w" in kept.missing and "measures.bias_index" in kept.missing
+    assert "raters.s_vs_group" in kept.missing and "raters.grade_bias" in kept.missing
+    assert "measures.kappa_s" not in kept.missing and "measures.rho" not in kept.missing
+    assert kept.measures.notes == ("intervals: delete-a-group jackknife over 20 item groups",)
+    assert_equal_where_kept(kept, compute_measures(labels, ordinal))
+    boot = _kept(labels, ProjectSettings(interval_method=IntervalMethod.BOOTSTRAP), 20)
+    assert "measures.kappa_s" in boot.missing and "by_category.category_share" in boot.missing
+    assert "raters.self_agreement" in boot.missing
+
+
+def test_kept_intervals_hold_the_estimates() -> None:
+    labels = synthetic_project(2000, 5, repeat_share=0.1, seed=1)
+    kept = _kept(labels, ProjectSettings(), 20).measures
+    for name in ("kappa_s", "fleiss_kappa", "rho", "mean_self_agreement"):
+        m = kept.measures[name]
+        assert m.value is not None and m.ci_low is not None and m.ci_high is not None, name
+        assert m.ci_low < m.value <= m.ci_high, name
+        assert m.interval_method == IntervalMethod.JACKKNIFE
+    for rater in kept.raters:
+        sa = rater.self_agreement
+        assert sa.value is not None and sa.ci_low is not None and sa.ci_high is not None
+        assert sa.ci_low <= sa.value <= sa.ci_high
