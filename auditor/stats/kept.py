@@ -30,6 +30,8 @@ Sums kept per group g (R raters in the kept numbering, K categories):
                       (specific agreement per category)
     looks_by_category (G, K)  category counts of every human look (the prevalence P without a
                       pairable item, as ``measures._prevalence`` takes it)
+    labels, items (G,), rater_labels (G, R)  every label, item and rater's labels, pairable
+                      or not (n_labels, n_items; the raters a window still holds)
 
 The same ``contributions`` builds them from label arrays for the one-shot ``auditor stats``
 and for the service's updates, so the two cannot drift. The measures read from the sums are in
@@ -88,6 +90,9 @@ _ADDITIVE = (
     "agreeing",
     "spread",
     "looks_by_category",
+    "labels",
+    "items",
+    "rater_labels",
 )
 
 
@@ -122,6 +127,9 @@ class KeptStats:
     agreeing: np.ndarray
     spread: np.ndarray
     looks_by_category: np.ndarray
+    labels: np.ndarray
+    items: np.ndarray
+    rater_labels: np.ndarray
 
     @property
     def n_groups(self) -> int:
@@ -183,6 +191,7 @@ class KeptStats:
             looks=pad(self.looks, (1,)),
             inverse_m=pad(self.inverse_m, (1,)),
             effect_m=pad(self.effect_m, (1,)),
+            rater_labels=pad(self.rater_labels, (1,)),
         )
 
     def group(self, g: int) -> KeptStats:
@@ -215,6 +224,9 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         agreeing=np.zeros((g, k)),
         spread=np.zeros((g, k)),
         looks_by_category=np.zeros((g, k)),
+        labels=np.zeros(g),
+        items=np.zeros(g),
+        rater_labels=np.zeros((g, r)),
     )
 
 
@@ -238,6 +250,8 @@ def contributions(
     out = empty(groups, r, k)
     if labels.n_labels == 0:
         return out
+    # every label and item, pairable or not: n_labels, n_items, and which raters a window holds
+    label_group = group_of_item[labels.item]
     cells = collapse(labels, policy)
     table = group_table(cells, labels.rater_is_model)
     g_item = group_of_item[table.items]
@@ -329,4 +343,9 @@ def contributions(
         agreeing=agreeing_c,
         spread=spread_c,
         looks_by_category=looks_by_category.reshape(groups, k).astype(float),
+        labels=np.bincount(label_group, minlength=groups).astype(float),
+        items=np.bincount(group_of_item, minlength=groups).astype(float),
+        rater_labels=np.bincount(label_group * r + slot[labels.rater], minlength=groups * r)
+        .reshape(groups, r)
+        .astype(float),
     )

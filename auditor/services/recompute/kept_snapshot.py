@@ -26,6 +26,7 @@ import numpy as np
 
 from auditor.domain import IntervalMethod, ProjectSettings
 from auditor.services.recompute.kept import Layout, state_of
+from auditor.services.recompute.kept_verify import reordered
 from auditor.snapshots.scopes import CUMULATIVE
 from auditor.stats.export import MODEL_STATS, measure_set_to_dict
 from auditor.stats.kept_measures import KeptMeasureSet, kept_measure_set
@@ -117,14 +118,21 @@ def compute(
             return None
         rater_names, category_names = uow.kept.names(project_id)
     state = state_of(record, layout)
+    total = state.total()
+    # a window lists the raters it holds (those whose labels all left it keep zero rows)
+    present = [slot for slot in range(state.n_raters) if total.rater_labels[0, slot] > 0]
+    if len(present) < state.n_raters:
+        state = reordered(state, present)
+    raters = [layout.raters[slot] for slot in present]
     models = set(layout.models)
     found = kept_measure_set(
         state,
-        rater_names=tuple(rater_names[r] for r in layout.raters),
-        is_model=np.array([r in models for r in layout.raters], dtype=bool),
+        rater_names=tuple(rater_names[r] for r in raters),
+        is_model=np.array([r in models for r in raters], dtype=bool),
         categories=tuple(category_names[c] for c in layout.categories),
         settings=settings,
-        n_labels=record.label_count,
+        n_labels=round(float(total.labels[0])),
+        n_items=round(float(total.items[0])),
     )
     rendered, carried = carry(found, full)
     rendered[SOURCE_KEY] = {

@@ -74,7 +74,7 @@ def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Veri
     rebuilt, rebuilt_layout, _, count = build(uow, project_id, record.watermark)
     # the rebuild numbers raters by id; the kept state in order of arrival
     order = [layout.raters.index(r) for r in rebuilt_layout.raters]
-    incremental = _reordered(incremental, order)
+    incremental = reordered(incremental, order)
     largest = max(
         float(np.abs(getattr(incremental, n) - v).max(initial=0.0))
         for n, v in rebuilt.arrays().items()
@@ -101,7 +101,7 @@ def rebuild_verified(uow: UnitOfWork, project_id: int) -> Verification | None:
         return verify_kept(uow, project_id)
 
 
-def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
+def reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
     """The state with its raters taken in ``order`` (slots without labels left out)."""
     index = np.asarray(order, dtype=np.int64)
     return kept.KeptStats(
@@ -124,6 +124,9 @@ def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
         agreeing=state.agreeing,
         spread=state.spread,
         looks_by_category=state.looks_by_category,
+        labels=state.labels,
+        items=state.items,
+        rater_labels=state.rater_labels[:, index],
     )
 
 
