@@ -50,6 +50,7 @@ class FullPass:
     duration_ms: float
     n_labels: int
     result: dict[str, Any]
+    settings: dict[str, Any]
 
 
 def wanted(settings: ProjectSettings, label_count: int, threshold: int) -> bool:
@@ -77,12 +78,17 @@ def latest_full_pass(uow: UnitOfWork, project_id: int, scope: str = CUMULATIVE) 
         float(row["duration_ms"]),
         int(row["n_labels"]),
         dict(row["result"]),
+        dict(row["settings"] or {}),
     )
 
 
-def full_pass_due(last: FullPass | None, now: datetime, every_seconds: float) -> bool:
-    """``now`` is the wall clock (``computed_at`` is)."""
-    if last is None or SOURCE_KEY in last.result:
+def full_pass_due(
+    last: FullPass | None, now: datetime, every_seconds: float, settings: dict[str, Any]
+) -> bool:
+    """``now`` is the wall clock (``computed_at`` is); ``settings`` the project's settings
+    as a snapshot records them: a full pass under other settings (a scale, a collapse policy,
+    an interval level) has nothing to carry."""
+    if last is None or SOURCE_KEY in last.result or last.settings != settings:
         return True
     elapsed = (now - last.computed_at).total_seconds()
     return elapsed >= max(every_seconds, FULL_PASS_SPACING * last.duration_ms / 1000.0)

@@ -390,7 +390,7 @@ def _from_kept(
         uow.kept.drop_windows(project_id, [s.name for s in scopes_for(settings)])
         uow.commit()
     if full is None or kept_snapshot.full_pass_due(
-        full, datetime.now(UTC), config.kept_full_pass_seconds
+        full, datetime.now(UTC), config.kept_full_pass_seconds, settings_json(settings)
     ):
         return None
     return kept_snapshot.compute(uow, project_id, settings, full)
