@@ -137,7 +137,7 @@ def describe_recompute(project: str, result: Any) -> str:
     why = "; ".join(f"{d.scope.name}: {d.reason}" for d in result.decisions)
     if result.written:
         written = ", ".join(
-            f"{w.scope} ({w.n_labels} label{'s' if w.n_labels != 1 else ''})"
+            f"{w.scope} ({w.n_labels} label{'s' if w.n_labels != 1 else ''}{_served(w.rendered)})"
             for w in result.written
         )
         seconds = result.load_seconds + result.compute_seconds + result.write_seconds
@@ -158,6 +158,15 @@ def describe_recompute(project: str, result: Any) -> str:
         f"{project}: nothing changed since the latest snapshot (no new, deleted or reverted "
         f"label; windows unmoved), so nothing to write; --force writes one anyway\n  why: {why}"
     )
+
+
+def _served(rendered: dict[str, Any]) -> str:
+    """ ", from kept statistics (carried: ...)" for a snapshot served from them."""
+    source = rendered.get("source")
+    if not source:
+        return ""
+    carried = source.get("carried") or []
+    return ", from kept statistics" + (f"; carried: {', '.join(carried)}" if carried else "")
 
 
 def _render_verification(verified: Verification) -> str:

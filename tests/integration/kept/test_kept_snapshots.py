@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from auditor.cli.recompute import describe_recompute
 from auditor.config import get_settings
 from auditor.domain import to_micros
 from auditor.services.alerts.rules import RuleSpec, add_rule
@@ -154,6 +155,8 @@ def test_a_recompute_serves_both_scopes_from_the_kept_statistics(
     ingest_labels(uow, "k", _rows(40, 120, 9.5, model))
     now += timedelta(hours=2)
     second = recompute_project(uow, project_id, now=now)
+    said = describe_recompute("k", second)
+    assert said.count("from kept statistics") == 2, said
     for written in second.written:
         source = written.rendered["source"]
         assert source["statistics"] == "kept" and source["full_pass"] is not None
