@@ -290,7 +290,9 @@ def _recompute_locked(
     settings = project.settings
     t1 = time.perf_counter()
     served = None
-    if kept is not None and not force and any(scope.name == CUMULATIVE for scope in due):
+    if kept is not None and not force:
+        # also when only a window is due (labels aged out of it): reading every label for
+        # the window's sake would cost what the kept statistics save
         served = _from_kept(uow, project_id, settings, count)
     if served is None:
         t0 = time.perf_counter()

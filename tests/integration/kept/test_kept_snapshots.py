@@ -246,3 +246,25 @@ def test_a_carried_metric_is_neither_pointed_nor_evaluated(
     with uow:
         names = {r.id: r.metric for r in uow.alerts.list_rules(project_id, enabled_only=True)}
     assert {names[r] for r in rules} == {"kappa_s"}
+
+
+def test_a_window_that_moved_is_served_without_new_labels(
+    uow: UnitOfWork, kept_always: None
+) -> None:
+    """No new label, but a day of labels left the 7-day window: only the window is due, and
+    it too comes from the kept statistics (reading every label for it would cost what they
+    save)."""
+    create_project(uow, "aged", CATEGORIES)
+    project_id = find_project_id(uow, "aged")
+    ingest_labels(uow, "aged", _rows(90, 0, 9))
+    now = T0 + timedelta(days=9, hours=1)
+    recompute_project(uow, project_id, now=now)
+    ingest_labels(uow, "aged", _rows(10, 90, 9))
+    recompute_project(uow, project_id, now=now + timedelta(hours=1))
+    later = now + timedelta(days=1, hours=2)
+    moved = recompute_project(uow, project_id, now=later)
+    assert [w.scope for w in moved.written] == ["7d"]
+    (window,) = moved.written
+    assert window.rendered["source"]["statistics"] == "kept"
+    expected = _expected(uow, project_id, (later - timedelta(days=7), later))
+    assert _compare(window.rendered, expected, set(window.rendered["source"]["carried"])) > 20
