@@ -170,14 +170,22 @@ def _served(rendered: dict[str, Any]) -> str:
 
 
 def _render_verification(verified: Verification) -> str:
+    own = verified.largest_difference <= 1e-9
     lines = [
         f"kept statistics at label {verified.watermark} ({verified.label_count} labels): "
         f"largest difference from a rebuild {verified.largest_difference:.3g} "
-        + ("(agree)" if verified.agrees else "(DISAGREE: the rebuilt state is kept)")
+        + ("(agree)" if own else "(DISAGREE: the rebuilt state is kept)")
     ]
     for name, (kept_value, rebuilt_value) in verified.estimates.items():
         lines.append(
             f"  {name:<22} kept {_number(kept_value):>8}  rebuilt {_number(rebuilt_value):>8}"
+        )
+    for window in verified.windows:
+        lines.append(
+            f"window {window.scope}: kept statistics at label {window.watermark} "
+            f"({window.label_count} labels in the window): largest difference from a rebuild "
+            f"{window.largest_difference:.3g} "
+            + ("(agree)" if window.agrees else "(DISAGREE: the rebuilt state is kept)")
         )
     return "\n".join(lines)
 

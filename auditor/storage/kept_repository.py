@@ -123,6 +123,12 @@ class KeptRepository:
         )
         self.db.flush()
 
+    def scopes(self, project_id: int) -> list[str]:
+        """The scopes the project keeps sums for."""
+        return sorted(
+            self.db.scalars(select(KeptState.scope).where(KeptState.project_id == project_id))
+        )
+
     def drop_windows(self, project_id: int, keep: Sequence[str]) -> None:
         """Forget the kept states of windows the project no longer has."""
         for table in (KeptGroup, KeptState):

@@ -3,6 +3,7 @@ PROJECT --rebuild``, and the kept measures' estimates for the service."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,6 +11,7 @@ import numpy as np
 from auditor.errors import NotFound
 from auditor.services.recompute.kept import (
     Layout,
+    Span,
     build,
     save_whole,
     state_of,
@@ -18,6 +20,7 @@ from auditor.services.recompute.kept import (
 from auditor.stats import kept
 from auditor.stats import kept_estimates as measures
 from auditor.storage import snapshot_repository
+from auditor.storage.kept_repository import CUMULATIVE
 from auditor.storage.unit_of_work import UnitOfWork
 
 
@@ -47,32 +50,41 @@ def kept_estimates(
 
 @dataclass(frozen=True)
 class Verification:
-    """The kept state against a rebuild from the labels at the same watermark."""
+    """The kept state of one scope against a rebuild from the labels at the same watermark
+    (``windows``: the same for each rolling window's state, beside the cumulative one)."""
 
     watermark: int
     label_count: int
     largest_difference: float  # over every kept array and every estimate
     estimates: dict[str, tuple[float | None, float | None]]  # name: (kept, rebuilt)
+    scope: str = CUMULATIVE
+    windows: tuple[Verification, ...] = ()
 
     @property
     def agrees(self) -> bool:
-        return self.largest_difference <= 1e-9
+        return self.largest_difference <= 1e-9 and all(w.agrees for w in self.windows)
 
 
-def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Verification:
-    """Update the kept state, rebuild it from the labels up to the same watermark, compare,
-    and (``store``) keep the rebuilt state (``auditor recompute PROJECT --rebuild``)."""
-    update_kept(uow, project_id)
+def verify_kept(
+    uow: UnitOfWork, project_id: int, *, store: bool = True, scope: str = CUMULATIVE
+) -> Verification:
+    """Update the kept state (the cumulative one; a window's is checked where it stands:
+    moving it needs the clock of a recompute), rebuild it from the labels up to the same
+    watermark (and, for a window, the same labeled_at range), compare, and (``store``) keep
+    the rebuilt state (``auditor recompute PROJECT --rebuild``)."""
+    if scope == CUMULATIVE:
+        update_kept(uow, project_id)
     with uow:
-        record = uow.kept.load(project_id)
+        record = uow.kept.load(project_id, scope)
         options = rho_options(uow, project_id)
     if record is None:
         raise NotFound(f"project {project_id} has no kept statistics")
     layout = Layout.parse(record.signature)
     assert layout is not None, "update_kept leaves a state of this version"
+    span = Span(scope, record.start_us, record.end_us)
     incremental = state_of(record, layout)
-    rebuilt, rebuilt_layout, _, count = build(uow, project_id, record.watermark)
-    # the rebuild numbers raters by id; the kept state in order of arrival
+    rebuilt, rebuilt_layout, _, count = build(uow, project_id, record.watermark, span)
+    # the rebuild numbers the raters it finds by id; the kept state keeps every rater it saw
     order = [layout.raters.index(r) for r in rebuilt_layout.raters]
     incremental = reordered(incremental, order)
     largest = max(
@@ -87,10 +99,18 @@ def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Veri
             largest = float("inf")
         elif a is not None and b is not None:
             largest = max(largest, abs(a - b))
-    if not store:
-        return Verification(record.watermark, count, largest, pairs)
-    save_whole(uow, project_id, rebuilt, rebuilt_layout, record.watermark, count)
-    return Verification(record.watermark, count, largest, pairs)
+    if store:
+        save_whole(uow, project_id, rebuilt, rebuilt_layout, record.watermark, count, span)
+    return Verification(record.watermark, count, largest, pairs, scope)
+
+
+def verify_every_scope(uow: UnitOfWork, project_id: int) -> Verification:
+    """``verify_kept`` of the cumulative state, with each stored window's beside it."""
+    cumulative = verify_kept(uow, project_id)
+    with uow:
+        windows = [s for s in uow.kept.scopes(project_id) if s != CUMULATIVE]
+    checked = tuple(verify_kept(uow, project_id, scope=s) for s in windows)
+    return dataclasses.replace(cumulative, windows=checked)
 
 
 def rebuild_verified(uow: UnitOfWork, project_id: int) -> Verification | None:
@@ -98,7 +118,7 @@ def rebuild_verified(uow: UnitOfWork, project_id: int) -> Verification | None:
     with snapshot_repository.project_lock(uow.root_engine, project_id) as lock:
         if not lock.acquired:
             return None
-        return verify_kept(uow, project_id)
+        return verify_every_scope(uow, project_id)
 
 
 def reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:

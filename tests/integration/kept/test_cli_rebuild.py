@@ -83,3 +83,41 @@ def test_a_corrupted_state_is_found_and_replaced(uow: UnitOfWork) -> None:
     assert broken.exit_code == 1 and "DISAGREE" in broken.output
     again = runner.invoke(app, ["recompute", "kept", "--rebuild"])
     assert again.exit_code == 0 and "(agree)" in again.output
+
+
+def test_a_window_state_is_checked_too(uow: UnitOfWork, monkeypatch) -> None:
+    """A project served from its kept statistics keeps a state for its 7-day window; a
+    drifted window state reads DISAGREE on the window's line (exit 1) and is replaced."""
+    monkeypatch.setenv("AUDITOR_KEPT_SNAPSHOT_LABELS", "0")
+    get_settings.cache_clear()
+    runner = CliRunner()
+    ingest_labels(uow, "kept", _rows("i", 20))
+    assert runner.invoke(app, ["recompute", "kept"]).exit_code == 0  # the full pass
+    ingest_labels(uow, "kept", _rows("j", 5))
+    served = runner.invoke(app, ["recompute", "kept"])
+    assert "from kept statistics" in served.output, served.output
+    with uow:
+        record = uow.kept.load(1, "7d")
+        assert record is not None
+        payloads = dict(record.payloads)
+        first, second = sorted(g for g in payloads)[:2]
+        payloads[first], payloads[second] = payloads[second], payloads[first]
+        uow.kept.save(
+            1,
+            watermark=record.watermark,
+            label_count=record.label_count,
+            groups=record.groups,
+            signature=record.signature,
+            at=record.updated_at,
+            payloads=payloads,
+            replace_all=True,
+            scope="7d",
+            start_us=record.start_us,
+            end_us=record.end_us,
+        )
+        uow.commit()
+    broken = runner.invoke(app, ["recompute", "kept", "--rebuild"])
+    assert broken.exit_code == 1, broken.output
+    assert "window 7d" in broken.output and "DISAGREE" in broken.output.split("window 7d")[1]
+    again = runner.invoke(app, ["recompute", "kept", "--rebuild"])
+    assert again.exit_code == 0 and "window 7d" in again.output, again.output
