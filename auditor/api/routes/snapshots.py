@@ -55,6 +55,15 @@ def shown(metadata: dict[str, Any], ids: PublicIds, project_id: int) -> dict[str
     }
 
 
+def _opaque_source(view: dict[str, Any], ids: PublicIds, project_id: int) -> dict[str, Any]:
+    """A served snapshot's ``source`` names its full pass by the opaque id a key sees."""
+    source = view.get("source")
+    if not isinstance(source, dict) or source.get("full_pass") is None:
+        return view
+    full_pass = ids.encode("snapshot", project_id, int(source["full_pass"]))
+    return {**view, "source": {**source, "full_pass": full_pass}}
+
+
 @router.get("/{slug}/snapshots", response_model=SnapshotList)
 def list_snapshots(
     slug: Slug,
@@ -87,7 +96,7 @@ def latest_snapshot(
 ) -> dict[str, Any]:
     """The latest snapshot of ``scope`` (or the one in force at ``at``): the
     ``auditor stats --json`` shape plus a ``snapshot`` object of metadata."""
-    view = snapshot_view(uow, slug, scope=scope, at=_utc(at))
+    view = _opaque_source(snapshot_view(uow, slug, scope=scope, at=_utc(at)), ids, who.project_id)
     return {**view, "snapshot": shown(view["snapshot"], ids, who.project_id)}
 
 
@@ -105,6 +114,7 @@ def get_snapshot(
         view = service.get_snapshot(uow, slug, found)  # type: ignore[arg-type]
     except NotFound:
         raise NotFound(f"project {slug!r} has no snapshot {snapshot_id}") from None
+    view = _opaque_source(view, ids, who.project_id)
     return {**view, "snapshot": shown(view["snapshot"], ids, who.project_id)}
 
 

@@ -103,3 +103,35 @@ def test_ingest_answers_an_opaque_label_id(world) -> None:
     finally:
         engine.dispose()
     assert shown == world.opaque("label", "alpha", newest) and shown != newest
+
+
+def test_a_served_snapshot_names_its_full_pass_by_the_opaque_id(world, monkeypatch) -> None:
+    """A snapshot served from kept statistics says which full pass it carries parts from:
+    by the id the key sees, not the global one."""
+    from auditor.config import get_settings
+    from auditor.services.ingest.labels import ingest_labels
+    from auditor.services.recompute.recompute import find_project_id, recompute_project
+
+    monkeypatch.setenv("AUDITOR_KEPT_SNAPSHOT_LABELS", "0")
+    get_settings.cache_clear()
+    engine = make_engine(world.engine_url)
+    try:
+        uow = UnitOfWork(engine)
+        project_id = find_project_id(uow, "alpha")
+        full = recompute_project(uow, project_id, force=True)  # a full pass of today's labels
+        full_id = next(w.id for w in full.written if w.scope == "cumulative")
+        at = datetime.now(UTC)
+        rows = [
+            {"item": f"late{i}", "rater": r, "label": "benign", "labeled_at": at}
+            for i in range(3)
+            for r in ("a1", "a2")
+        ]
+        ingest_labels(uow, "alpha", rows)
+        served = recompute_project(uow, project_id)
+        assert any("source" in w.rendered for w in served.written)
+    finally:
+        engine.dispose()
+        get_settings.cache_clear()
+    source = _get(world, "/snapshots/latest")["source"]
+    assert source["statistics"] == "kept"
+    assert source["full_pass"] == world.opaque("snapshot", "alpha", full_id) != full_id
