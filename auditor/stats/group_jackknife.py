@@ -4,6 +4,7 @@ Student t quantile computed here (the stats layer imports no scipy)."""
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -61,9 +62,11 @@ def _incomplete_beta(a: float, b: float, x: float) -> float:
     return front * f / a
 
 
+@lru_cache(maxsize=256)
 def t_quantile(p: float, df: int) -> float:
     """The p-quantile (p > 0.5) of Student's t with ``df`` degrees of freedom, by bisection
-    on its distribution function."""
+    on its distribution function. Cached: a snapshot asks for the same one or two (level,
+    G - 1) for each of its measures, and 200 bisection steps cost ~13 ms in Python."""
     low, high = 0.0, 1e3
     for _ in range(200):
         middle = 0.5 * (low + high)

@@ -5,6 +5,7 @@ the transaction (``uow.kept``)."""
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -38,15 +39,34 @@ class KeptRecord:
     end_us: int | None = None
 
 
+# A group's payload: this marker, the header's length (4 bytes, little endian), a JSON header
+# of [name, shape] pairs, then every array's float64 values in that order. One frombuffer per
+# array: reading 20 groups of 22 arrays through ``np.load`` of an .npz took ~0.12 s a state.
+_PAYLOAD = b"KEPT2"
+
+
 def to_payload(arrays: dict[str, np.ndarray]) -> bytes:
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)  # type: ignore[arg-type]
-    return buffer.getvalue()
+    header = json.dumps([[name, list(value.shape)] for name, value in arrays.items()]).encode()
+    parts = [_PAYLOAD, len(header).to_bytes(4, "little"), header]
+    parts += [np.ascontiguousarray(value, dtype="<f8").tobytes() for value in arrays.values()]
+    return b"".join(parts)
 
 
 def from_payload(payload: bytes) -> dict[str, np.ndarray]:
-    with np.load(io.BytesIO(payload), allow_pickle=False) as stored:
-        return {name: stored[name] for name in stored.files}
+    if not payload.startswith(_PAYLOAD):  # an older state: its version rebuilds it
+        with np.load(io.BytesIO(payload), allow_pickle=False) as stored:
+            return {name: stored[name] for name in stored.files}
+    start = len(_PAYLOAD) + 4
+    length = int.from_bytes(payload[len(_PAYLOAD) : start], "little")
+    offset = start + length
+    arrays = {}
+    for name, shape in json.loads(payload[start:offset]):
+        count = int(np.prod(shape)) if shape else 1
+        arrays[name] = np.frombuffer(payload, dtype="<f8", count=count, offset=offset).reshape(
+            shape
+        )
+        offset += 8 * count
+    return arrays
 
 
 def _columns(rows: Sequence[tuple[int, ...]]) -> dict[str, np.ndarray]:
