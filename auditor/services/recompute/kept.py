@@ -32,9 +32,6 @@ from auditor.stats import kept
 from auditor.storage.kept_repository import KeptRecord, from_payload, to_payload
 from auditor.storage.label_loader import (
     dense_codes,
-    fetch_columns_adbc,
-    fetch_columns_sqlite,
-    postgres_adbc_uri,
 )
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -167,11 +164,7 @@ def _layout_now(uow: UnitOfWork, project_id: int, raters: list[int]) -> Layout:
 
 def _read_all(uow: UnitOfWork, project_id: int) -> dict[str, np.ndarray]:
     """Every label of the project as id columns (the full load's reads)."""
-    engine = uow.root_engine
-    if engine.dialect.name == "postgresql":
-        return fetch_columns_adbc(postgres_adbc_uri(engine), project_id)
-    with engine.connect() as connection:
-        return fetch_columns_sqlite(connection, project_id)
+    return uow.label_columns(project_id)
 
 
 def build(

@@ -17,7 +17,6 @@ from auditor.services.recompute.kept import (
 )
 from auditor.stats import kept
 from auditor.stats import kept_estimates as measures
-from auditor.storage import snapshot_repository
 from auditor.storage.unit_of_work import UnitOfWork
 
 
@@ -95,7 +94,7 @@ def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Veri
 
 def rebuild_verified(uow: UnitOfWork, project_id: int) -> Verification | None:
     """``verify_kept`` under the project's recompute lock; None when a recompute holds it."""
-    with snapshot_repository.project_lock(uow.root_engine, project_id) as lock:
+    with uow.project_lock(project_id) as lock:
         if not lock.acquired:
             return None
         return verify_kept(uow, project_id)
