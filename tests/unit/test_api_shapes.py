@@ -69,30 +69,57 @@ RENDERED = [
     Pair(schemas.ItemOut, read_records.ItemRow),
     Pair(schemas.SessionOut, read_records.SessionRow),
     # the label count at the snapshot is the recompute's bookkeeping (dirty tracking)
-    Pair(schemas.SnapshotSummary, read_records.SnapshotSummaryRow,
-         source_only=frozenset({"project_label_count"})),  # fmt: skip
+    Pair(
+        schemas.SnapshotSummary,
+        read_records.SnapshotSummaryRow,
+        source_only=frozenset({"project_label_count"}),
+    ),
     Pair(schemas.HistoryPointOut, read_records.HistoryPointRow),
     # ``chart_at`` places the mark on the dashboard's charts only
-    Pair(schemas.RevertMarkOut, RevertMark, renamed={"at": "reverted_at"},
-         source_only=frozenset({"chart_at"})),  # fmt: skip
+    Pair(
+        schemas.RevertMarkOut,
+        RevertMark,
+        renamed={"at": "reverted_at"},
+        source_only=frozenset({"chart_at"}),
+    ),
     # the first kinds' settings stay at the top level for clients that read them there
-    Pair(schemas_alerts.ChannelOut, ChannelView, renamed={"settings": "config"},
-         model_only=frozenset({"url", "email_host", "email_port", "email_from", "email_to"})),  # fmt: skip
+    Pair(
+        schemas_alerts.ChannelOut,
+        ChannelView,
+        renamed={"settings": "config"},
+        model_only=frozenset({"url", "email_host", "email_port", "email_from", "email_to"}),
+    ),
     Pair(schemas_alerts.SilenceOut, SilenceView),
     Pair(schemas_alerts.StateOut, StateView),
     # the project is the path's; ``change`` is computed from the transition
-    Pair(schemas_alerts.EvaluationOut, EvaluationRecord, renamed={"subject_key": "subject"},
-         model_only=frozenset({"change"}), source_only=frozenset({"project_id"})),  # fmt: skip
+    Pair(
+        schemas_alerts.EvaluationOut,
+        EvaluationRecord,
+        renamed={"subject_key": "subject"},
+        model_only=frozenset({"change"}),
+        source_only=frozenset({"project_id"}),
+    ),
     # the body, the channel's id and the claim are the sender's business
-    Pair(schemas_alerts.NotificationOut, OutboxRecord, renamed={"subject_key": "subject"},
-         source_only=frozenset({"project_id", "channel_id", "body", "claimed_by",
-                                "claimed_until"})),  # fmt: skip
+    Pair(
+        schemas_alerts.NotificationOut,
+        OutboxRecord,
+        renamed={"subject_key": "subject"},
+        source_only=frozenset({"project_id", "channel_id", "body", "claimed_by", "claimed_until"}),
+    ),
     # durations in seconds; the condition's fields flattened; the project is the path's
-    Pair(schemas_alerts.RuleOut, Rule,
-         renamed={"for_": "for_seconds", "keep_firing_for": "keep_firing_for_seconds",
-                  "repeat_interval": "repeat_interval_seconds", "kind": "condition",
-                  "lookback": "lookback_seconds"},
-         source_only=frozenset({"project"}), nested={"condition": Condition}),  # fmt: skip
+    Pair(
+        schemas_alerts.RuleOut,
+        Rule,
+        renamed={
+            "for_": "for_seconds",
+            "keep_firing_for": "keep_firing_for_seconds",
+            "repeat_interval": "repeat_interval_seconds",
+            "kind": "condition",
+            "lookback": "lookback_seconds",
+        },
+        source_only=frozenset({"project"}),
+        nested={"condition": Condition},
+    ),
 ]
 
 # The client's records (``auditor.client``, which may not import the server) and the API
@@ -104,8 +131,7 @@ READ_BY_CLIENT = [
     Pair(schemas.HistoryPointOut, client.HistoryPoint),
     Pair(schemas.RevertMarkOut, client.RevertMark),
     # the page's bookkeeping: the client follows next_after itself and returns every point
-    Pair(schemas.HistoryOut, client.History,
-         model_only=frozenset({"max_points", "next_after"})),  # fmt: skip
+    Pair(schemas.HistoryOut, client.History, model_only=frozenset({"max_points", "next_after"})),
     Pair(repeat_routes.PlannedItem, client.PlannedItem),
     # the client remembers the request id it sent (the Idempotency-Key of the plan)
     Pair(repeat_routes.RepeatPlanOut, client.RepeatPlan, source_only=frozenset({"request_id"})),
@@ -115,8 +141,11 @@ READ_BY_CLIENT = [
     Pair(schemas_alerts.StateOut, client_alerts.AlertState),
     Pair(schemas_alerts.EvaluationOut, client_alerts.Evaluation),
     # ``truncated`` is ``more > 0``, which the client keeps
-    Pair(schemas_alerts.EvaluationList, client_alerts.AlertHistory,
-         model_only=frozenset({"truncated"})),  # fmt: skip
+    Pair(
+        schemas_alerts.EvaluationList,
+        client_alerts.AlertHistory,
+        model_only=frozenset({"truncated"}),
+    ),
     Pair(schemas_alerts.NotificationOut, client_alerts.Notification),
 ]
 
