@@ -14,7 +14,7 @@ from auditor.ingestion.errors import FileFormatError, IngestRejected, RowError
 from auditor.ingestion.label_studio import LabelStudioFormatError
 from auditor.ingestion.label_studio_events import EventError
 from auditor.notifiers.targets import TargetRefused, Unresolvable
-from auditor.services.ingest.api_labels import IdempotencyMismatch
+from auditor.services.ingest.idempotent_posts import IdempotencyMismatch
 from auditor.services.projects.settings import InvalidSetting
 from auditor.services.recompute.recompute import RecomputeFailed, RecomputeInterrupted
 
