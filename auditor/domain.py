@@ -188,6 +188,16 @@ class IntervalMethod(StrEnum):
     BOOTSTRAP = "bootstrap"
 
 
+class SettingError(ValueError):
+    """A setting out of its range; ``field`` names it. A ValueError, so callers that only
+    want the message keep catching that; the services turn it into ``InvalidSetting`` (this
+    module imports nothing of ours, so it cannot raise ``auditor.errors``' kinds)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 @dataclass(frozen=True)
 class ProjectSettings:
     """How a project's measures are computed; defaults are those of docs/measures.md."""
@@ -206,13 +216,19 @@ class ProjectSettings:
 
     def __post_init__(self) -> None:
         if not 0.5 <= self.interval_level < 1.0:
-            raise ValueError(f"interval_level must be in [0.5, 1), got {self.interval_level}")
+            raise SettingError(
+                "interval_level", f"interval_level must be in [0.5, 1), got {self.interval_level}"
+            )
         if self.bootstrap_resamples < 10:
-            raise ValueError("bootstrap_resamples must be at least 10")
+            raise SettingError("bootstrap_resamples", "bootstrap_resamples must be at least 10")
         if any(d <= 0 for d in self.windows_days):
-            raise ValueError(f"windows_days must be positive, got {self.windows_days}")
+            raise SettingError(
+                "windows_days", f"windows_days must be positive, got {self.windows_days}"
+            )
         if self.recompute_interval_seconds <= 0:
-            raise ValueError("recompute_interval_seconds must be positive")
+            raise SettingError(
+                "recompute_interval_seconds", "recompute_interval_seconds must be positive"
+            )
 
 
 @dataclass(frozen=True)
@@ -234,15 +250,21 @@ class RepeatSettings:
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.share <= 1.0:
-            raise ValueError(f"share must be in [0, 1], got {self.share}")
+            raise SettingError("share", f"share must be in [0, 1], got {self.share}")
         if self.min_gap_hours < 0:
-            raise ValueError(f"min_gap_hours must not be negative, got {self.min_gap_hours}")
+            raise SettingError(
+                "min_gap_hours", f"min_gap_hours must not be negative, got {self.min_gap_hours}"
+            )
         if self.min_gap_items < 0:
-            raise ValueError(f"min_gap_items must not be negative, got {self.min_gap_items}")
+            raise SettingError(
+                "min_gap_items", f"min_gap_items must not be negative, got {self.min_gap_items}"
+            )
         if not 0.0 < self.half_width < 0.5:
-            raise ValueError(f"half_width must be in (0, 0.5), got {self.half_width}")
+            raise SettingError(
+                "half_width", f"half_width must be in (0, 0.5), got {self.half_width}"
+            )
         if self.open_days <= 0:
-            raise ValueError(f"open_days must be positive, got {self.open_days}")
+            raise SettingError("open_days", f"open_days must be positive, got {self.open_days}")
 
 
 @dataclass(frozen=True)

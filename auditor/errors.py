@@ -12,13 +12,22 @@ ours.
         Conflict            contradicts stored state                   API 409
         Invalid             bad input; ``field`` names it              API 422
         Failure             the work failed, not the input             API 500 (logged)
+            WriteConflict       a concurrent transaction got in the way    API 500 (logged)
+            DatabaseBusy        the write lock was not had in time         API 503 database_busy
+            DatabaseUnavailable the database cannot be reached             API 503 unavailable
+
+The storage layer translates the drivers' errors into the last three once, where they leave it
+(``auditor.storage.db.driver_errors_translated``: by type and code, never by message text), so
+the shells map them by type alone.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 EXCERPT_CHARACTERS = 40
+
+E = TypeVar("E", bound=BaseException)
 
 
 def excerpt(value: object, limit: int = EXCERPT_CHARACTERS) -> str:
@@ -37,6 +46,20 @@ def shown_name(value: str, limit: int = 64) -> str:
     """``value`` itself when it is short and printable (a name echoed as data), else its
     ``excerpt``."""
     return value if len(value) <= limit and value.isprintable() else excerpt(value)
+
+
+def typed_cause(error: BaseException, kinds: tuple[type[E], ...]) -> E | None:
+    """``error`` itself or the first error of its chain (``__cause__``, then ``__context__``;
+    bounded) that is one of ``kinds``, by type alone: a shell finds a typed database error
+    that a service let through or wrapped."""
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and len(seen) < 20 and not any(current is s for s in seen):
+        if isinstance(current, kinds):
+            return current
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return None
 
 
 class AuditorError(Exception):
@@ -78,3 +101,22 @@ class Failure(AuditorError, RuntimeError):
     to its operator; the API logs it and answers 500, as for any internal error."""
 
     code = "failed"
+
+
+class WriteConflict(Failure):
+    """A concurrent transaction got in the way (a deadlock, or one of this batch's client keys
+    inserted first). The transaction is lost; running it again resolves the conflict."""
+
+
+class DatabaseBusy(Failure):
+    """Another writer held the lock past the wait (SQLite's busy timeout, PostgreSQL's
+    lock_timeout). Nothing was written; retrying later succeeds. The message is the driver's."""
+
+    code = "database_busy"
+
+
+class DatabaseUnavailable(Failure):
+    """The database cannot be reached: the connect was refused or timed out, or the server
+    went away or is shutting down. Retrying later may succeed. The message is the driver's."""
+
+    code = "unavailable"

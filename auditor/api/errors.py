@@ -19,12 +19,17 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from auditor.api.routing import api_routes
-from auditor.errors import AuditorError, Conflict, Failure, Invalid, NotFound
-from auditor.storage.db import (
-    UNAVAILABLE_RETRY_AFTER_SECONDS,
-    is_connection_error,
-    is_lock_timeout,
+from auditor.errors import (
+    AuditorError,
+    Conflict,
+    DatabaseBusy,
+    DatabaseUnavailable,
+    Failure,
+    Invalid,
+    NotFound,
+    typed_cause,
 )
+from auditor.storage.db import UNAVAILABLE_RETRY_AFTER_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -233,8 +238,11 @@ class Unavailable:
 
 
 def unavailable(exc: BaseException) -> Unavailable | None:
-    """The 503 for a busy or unreachable database (logged as a warning, one line), else None."""
-    if is_lock_timeout(exc):
+    """The 503 for a busy or unreachable database (logged as a warning, one line), else None.
+    By type alone: the storage layer translated the driver's error (``DatabaseBusy``,
+    ``DatabaseUnavailable``), possibly the cause of what a service raised."""
+    exc = typed_cause(exc, (DatabaseBusy, DatabaseUnavailable)) or exc
+    if isinstance(exc, DatabaseBusy):
         # Another writer (a long import on SQLite) holds the lock: busy, not broken.
         log.warning("write lock not available: %s", exc)
         return Unavailable(
@@ -242,7 +250,7 @@ def unavailable(exc: BaseException) -> Unavailable | None:
             "database_busy",
             BUSY_RETRY_AFTER_SECONDS,
         )
-    if is_connection_error(exc):
+    if isinstance(exc, DatabaseUnavailable):
         # Down or restarting: the request may succeed later, nothing is wrong with it.
         log.warning("database unavailable: %s", exc)
         return Unavailable("database unavailable", "unavailable", UNAVAILABLE_RETRY_AFTER_SECONDS)

@@ -32,7 +32,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from auditor.services.label_studio.rejections import all_rejections
-from auditor.services.queries.api_reads import metrics_facts
+from auditor.services.queries.project_reads import metrics_facts
 from auditor.services.recompute import health as recompute_health
 from auditor.services.recompute.health import FailureRow
 from auditor.stats.catalogue import METRICS

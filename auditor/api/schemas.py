@@ -23,7 +23,7 @@ from auditor.ingestion.batch import ID_MAX, TIMESTAMP_MAX
 from auditor.ingestion.schemas import PROJECT_NAME_MAX, SLUG_PATTERN
 from auditor.ingestion.text import FORBIDDEN_CLASS, forbidden_character, nfc
 from auditor.stats.catalogue import Metric, metrics_for
-from auditor.storage.api_models import IDEMPOTENCY_KEY_MAX
+from auditor.storage.key_models import IDEMPOTENCY_KEY_MAX
 
 # StrictInt: in lax mode a too-long digit string would fail the str branch and then be read
 # as an integer, slipping past max_length.
@@ -83,6 +83,19 @@ def _in_range(value: datetime) -> datetime:
 ISO_START = re.compile(r"^\d{4}-\d{2}-\d{2}")
 # Bounded (auditor.domain): a time outside [1970, 2100) UTC is a 422 naming the field.
 IsoTime = Annotated[datetime, BeforeValidator(_iso_only), AfterValidator(_in_range)]
+
+
+def _json_integer(value: object) -> object:
+    # JSON Schema counts 30.0 as an integer, so it is taken (pydantic checks it is whole);
+    # a string or a boolean is not a number here, though lax pydantic would convert it.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("expected an integer")
+    return value
+
+
+# Integers in [low, high]: the bounds come before the validator so the schema says
+# minimum/maximum (after it, pydantic would write bare ge/le).
+JsonInt = BeforeValidator(_json_integer)
 
 
 class LabelBody(BaseModel):

@@ -1,5 +1,5 @@
 """Request and response bodies of the alert routes (rules, channels, states, history,
-silences) and of the settings update.
+silences).
 
 The request models say in the schema what the services check where they can (names, scopes,
 which fields a condition or a channel kind takes), so a client learns the rules from the
@@ -16,27 +16,16 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     Strict,
     StrictBool,
 )
 
-from auditor.api.schemas import IsoTime
+from auditor.api.schemas import IsoTime, JsonInt
 from auditor.domain import (
-    MAX_BOOTSTRAP_RESAMPLES,
-    MAX_WINDOWS,
     NAME_PATTERN,
     SCOPE_PATTERN,
-    CollapsePolicy,
-    IntervalMethod,
-    RaterModel,
-    RhoMode,
-    RhoUnrated,
-    Scale,
-    Weights,
-    windows_problem,
 )
 from auditor.errors import Invalid
 from auditor.notifiers.kinds import KINDS
@@ -49,43 +38,17 @@ SILENCE_SUBJECT_PATTERN = r"^(project|(rater|model):[^\x00\n]{1,200})$"
 MAX_SECONDS = 10 * 366 * 86400  # ten years: longer is a typo, not a policy
 
 
-def _json_integer(value: object) -> object:
-    # JSON Schema counts 30.0 as an integer, so it is taken (pydantic checks it is whole);
-    # a string or a boolean is not a number here, though lax pydantic would convert it.
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError("expected an integer")
-    return value
-
-
 def _unique(names: list[str]) -> list[str]:
     if len(set(names)) != len(names):
         raise ValueError("names must not repeat")
     return names
 
 
-# Integers in [low, high]: the bounds come before the validator so the schema says
-# minimum/maximum (after it, pydantic would write bare ge/le).
-_JsonInt = BeforeValidator(_json_integer)
-
-
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
-Seconds = Annotated[int, Field(ge=0, le=MAX_SECONDS), _JsonInt]
-PositiveSeconds = Annotated[int, Field(ge=1, le=MAX_SECONDS), _JsonInt]
-MinN = Annotated[int, Field(ge=1, le=2**31 - 1), _JsonInt]
-Port = Annotated[int, Field(ge=1, le=65535), _JsonInt]
-# operators may lower it (422 names it)
-Resamples = Annotated[int, Field(ge=10, le=MAX_BOOTSTRAP_RESAMPLES), _JsonInt]
-WindowDays = Annotated[int, Field(ge=1, le=9999), _JsonInt]
-
-
-def _windows_once(days: list[int]) -> list[int]:
-    problem = windows_problem(days)
-    if problem is not None:
-        raise ValueError(problem)
-    return days
-
-
-RecomputeSeconds = Annotated[int, Field(ge=1, le=30 * 86400), _JsonInt]
+Seconds = Annotated[int, Field(ge=0, le=MAX_SECONDS), JsonInt]
+PositiveSeconds = Annotated[int, Field(ge=1, le=MAX_SECONDS), JsonInt]
+MinN = Annotated[int, Field(ge=1, le=2**31 - 1), JsonInt]
+Port = Annotated[int, Field(ge=1, le=65535), JsonInt]
 # Strict: a JSON string or boolean is not a number or a flag (lax mode would convert "0.5").
 Finite = Annotated[float, Strict(), Field(ge=-1e6, le=1e6, allow_inf_nan=False)]
 Channels = Annotated[
@@ -377,40 +340,3 @@ class SilenceOut(BaseModel):
 
 class SilenceList(BaseModel):
     silences: list[SilenceOut]
-
-
-class SettingsPatch(BaseModel):
-    """Settings to change; a field absent or null keeps its value."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    collapse: CollapsePolicy | None = None
-    rho_mode: RhoMode | None = None
-    rho_unrated: RhoUnrated | None = None
-    rater_model: RaterModel | None = None
-    interval_method: IntervalMethod | None = None
-    interval_level: Annotated[float, Strict(), Field(ge=0.5, lt=1.0)] | None = None
-    bootstrap_resamples: Resamples | None = None
-    windows_days: (
-        Annotated[
-            list[WindowDays],
-            Field(
-                min_length=1,
-                max_length=MAX_WINDOWS,
-                description="rolling windows in days: at least one, each once",
-                json_schema_extra={"uniqueItems": True},
-            ),
-            AfterValidator(_windows_once),
-        ]
-        | None
-    ) = None
-    recompute_interval_seconds: RecomputeSeconds | None = None
-    scale: Scale | None = Field(
-        default=None, description="nominal, or ordinal: the categories' order is the scale's"
-    )
-    weights: Weights | None = Field(
-        default=None, description="agreement weights of an ordinal scale: quadratic or linear"
-    )
-
-    def fields(self) -> dict[str, Any]:
-        return {name: value for name, value in dict(self).items() if value is not None}

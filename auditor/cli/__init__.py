@@ -217,13 +217,16 @@ def main() -> None:
             _run_and_leave()
         app()
     except Exception as error:
+        from auditor.errors import DatabaseBusy, DatabaseUnavailable
         from auditor.storage.db import describe_database_error, missing_database_name
 
-        message = describe_database_error(error, _configured_url())
+        # The storage layer's typed error wraps the driver's, which names what to fix.
+        driver = error.__cause__ if isinstance(error, DatabaseBusy | DatabaseUnavailable) else None
+        message = describe_database_error(driver or error, _configured_url())
         if message is None:
             raise
         typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
-        sys.exit(2 if missing_database_name(error) else 1)
+        sys.exit(2 if missing_database_name(driver or error) else 1)
 
 
 def _run_and_leave() -> NoReturn:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, DatabaseBusy, DatabaseUnavailable
 
 if TYPE_CHECKING:
     from auditor.storage.unit_of_work import UnitOfWork
@@ -42,6 +42,8 @@ def errors_shown() -> Iterator[None]:
     command (``auditor.cli``); a command catches an error itself only to say more."""
     try:
         yield
+    except (DatabaseBusy, DatabaseUnavailable):
+        raise  # explained with the URL to check by ``auditor.cli.main``
     except AuditorError as error:
         fail(str(error), USER_ERROR)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from auditor.stats.catalogue import BY_NAME, KRIPPENDORFF, LANDIS_KOCH
+
 
 class BandScale(StrEnum):
     LANDIS_KOCH = "landis_koch"
@@ -32,6 +34,15 @@ def krippendorff(value: float) -> str:
     if value < 0.800:
         return "tentative"
     return "acceptable"
+
+
+_SCALES = {LANDIS_KOCH: BandScale.LANDIS_KOCH, KRIPPENDORFF: BandScale.KRIPPENDORFF}
+
+
+def scale_of(metric: str) -> BandScale | None:
+    """The band scale of ``metric``: the one its catalogue entry names (the only place a
+    metric's band is spelled), None for a metric without one."""
+    return _SCALES.get(BY_NAME[metric].band or "")
 
 
 def band(value: float | None, scale: BandScale | None) -> str | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from auditor.stats import chance, kappa_s, ordinal, reading
-from auditor.stats.bands import BandScale
 from auditor.stats.cohen import PairwiseCohen
 from auditor.stats.estimators import Estimator, from_totals
 from auditor.stats.kappa import kappa_from
@@ -36,22 +35,19 @@ def nominal_estimators(
     """ac1, bp, prevalence_index, bias_index and the per-category shares and specific
     agreement (keys from ``category_key``). ``observed`` is Ao_u (N,); ``pairs`` the
     pairwise Cohen tables. bias_index's interval is always its jackknife."""
-    lk = BandScale.LANDIS_KOCH
     k = table.counts.shape[1]
     identity = np.eye(k)
     ac1, bp = chance.gwet_and_bp(table, observed, identity, keep)
     out = {
-        "ac1": from_totals(ac1, SINGLE_CATEGORY, lk, keep),
-        "bp": from_totals(bp, NO_PAIRABLE, lk, keep),
+        "ac1": from_totals(ac1, SINGLE_CATEGORY, keep),
+        "bp": from_totals(bp, NO_PAIRABLE, keep),
     }
     shares, prevalence = reading.shares_and_prevalence(table, keep)
-    out["prevalence_index"] = from_totals(prevalence, NO_PAIRABLE, None, keep)
+    out["prevalence_index"] = from_totals(prevalence, NO_PAIRABLE, keep)
     for c, totals in enumerate(shares):
-        out[category_key("category_share", c)] = from_totals(totals, NO_PAIRABLE, None, keep)
+        out[category_key("category_share", c)] = from_totals(totals, NO_PAIRABLE, keep)
     for c, totals in enumerate(reading.specific_agreement(table, keep)):
-        out[category_key("specific_agreement", c)] = from_totals(
-            totals, reading.NOT_USED, None, keep
-        )
+        out[category_key("specific_agreement", c)] = from_totals(totals, reading.NOT_USED, keep)
     shared = int(pairs.confusion.sum())
 
     def bias_leave_one_out() -> np.ndarray:
@@ -63,7 +59,6 @@ def nominal_estimators(
         reading.bias_index(pairs.confusion),
         shared,
         NO_SHARED,
-        None,
         bias_leave_one_out if keep else _none,
         None,
         jackknife_only=True,
@@ -81,19 +76,18 @@ def ordinal_estimators(
 ) -> dict[str, Estimator]:
     """kappa_s_w, fleiss_kappa_w, ac2, bp_w, alpha_ordinal, alpha_interval with agreement
     weights ``w`` (K, K); ``summed`` (N, K) and ``bias`` (R, K) as for kappa_S."""
-    lk, kr = BandScale.LANDIS_KOCH, BandScale.KRIPPENDORFF
     observed = chance.observed_weighted_per_item(table.counts, table.m, w)
     out = {
         "fleiss_kappa_w": from_totals(
-            chance.fleiss_weighted(table, observed, w, keep), SINGLE_CATEGORY, lk, keep
+            chance.fleiss_weighted(table, observed, w, keep), SINGLE_CATEGORY, keep
         ),
     }
     ac2, bp_w = chance.gwet_and_bp(table, observed, w, keep)
-    out["ac2"] = from_totals(ac2, SINGLE_CATEGORY, lk, keep)
-    out["bp_w"] = from_totals(bp_w, NO_PAIRABLE, lk, keep)
+    out["ac2"] = from_totals(ac2, SINGLE_CATEGORY, keep)
+    out["bp_w"] = from_totals(bp_w, NO_PAIRABLE, keep)
     by_rank, by_grade = ordinal.alphas(table, keep)
-    out["alpha_ordinal"] = from_totals(by_rank, SINGLE_CATEGORY, kr, keep)
-    out["alpha_interval"] = from_totals(by_grade, SINGLE_CATEGORY, kr, keep)
+    out["alpha_ordinal"] = from_totals(by_rank, SINGLE_CATEGORY, keep)
+    out["alpha_interval"] = from_totals(by_grade, SINGLE_CATEGORY, keep)
     expected = ordinal.chance_weighted_per_item(table, summed, bias, w)
     ao = float(observed.mean()) if table.n_pairable else float("nan")
     ae = float(expected.mean()) if table.n_pairable else float("nan")
@@ -105,7 +99,6 @@ def ordinal_estimators(
         float(kappa_from(np.asarray(ao), np.asarray(ae))),
         table.n_pairable,
         "every rater used one and the same single category: chance agreement is 1",
-        lk,
         lambda: kappa_s.leave_one_out(table, observed, expected, w),
         resampled,
     )

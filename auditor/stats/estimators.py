@@ -10,7 +10,6 @@ import numpy as np
 
 from auditor.domain import IntervalMethod, ProjectSettings
 from auditor.stats import intervals
-from auditor.stats.bands import BandScale
 from auditor.stats.totals import ItemTotals
 
 TOO_MANY_PATTERNS = "too many rater-set patterns to bootstrap; use the jackknife"
@@ -53,7 +52,6 @@ class Estimator:
     value: float
     n: int
     undefined: str
-    scale: BandScale | None
     leave_one_out: Callable[[], np.ndarray]
     replicate: Callable[[np.ndarray], np.ndarray] | None
     no_interval: str | None = None  # why no interval can be given, when none can
@@ -63,14 +61,12 @@ class Estimator:
     jackknife_interval: Callable[[float], intervals.Interval] | None = None
 
 
-def from_totals(
-    totals: ItemTotals, undefined: str, scale: BandScale | None, keep: bool = True
-) -> Estimator:
+def from_totals(totals: ItemTotals, undefined: str, keep: bool = True) -> Estimator:
     """An estimator; without intervals (``keep`` False) the per-item statistics are dropped."""
     if not keep:
-        return Estimator(totals.estimate(), totals.n_used, undefined, scale, _none, None)
+        return Estimator(totals.estimate(), totals.n_used, undefined, _none, None)
     return Estimator(
-        totals.estimate(), totals.n_used, undefined, scale, totals.leave_one_out, totals.resampled
+        totals.estimate(), totals.n_used, undefined, totals.leave_one_out, totals.resampled
     )
 
 

@@ -94,8 +94,8 @@ def _project(
         e = found[name]
         value = math.nan if e.value is None else e.value
         interval = _interval(e) if jackknife else None
-        return make_measure(value, int(total.sa_items[0].sum()), None, None, interval, settings)
-    scale, undefined = _PROJECT[name]
+        return make_measure(value, int(total.sa_items[0].sum()), None, name, interval, settings)
+    _, undefined = _PROJECT[name]
     if name in ("repeatability", "rater_effect") and not rated:
         return Measure(None, n=0, reason=NO_REPEATS)
     if name == "rho":
@@ -106,7 +106,7 @@ def _project(
     reason = NO_PAIRABLE if n_pairable == 0 else (undefined if e.value is None else None)
     value = math.nan if e.value is None else e.value
     interval = _interval(e) if jackknife and e.value is not None else None
-    return make_measure(value, n_pairable, reason, scale, interval, settings)
+    return make_measure(value, n_pairable, reason, name, interval, settings)
 
 
 def _rho_reason(total: KeptStats, rated: bool) -> str | None:
@@ -133,7 +133,7 @@ def _category(
     reason = NO_PAIRABLE if n_pairable == 0 else (_CATEGORY[name] if e.value is None else None)
     value = math.nan if e.value is None else e.value
     interval = _interval(e) if jackknife and e.value is not None else None
-    return make_measure(value, n_pairable, reason, None, interval, settings)
+    return make_measure(value, n_pairable, reason, name, interval, settings)
 
 
 def _rater_sa_bounds(
@@ -199,7 +199,6 @@ def _raters(
         "reliability": found.reliability,
         "random_choice": found.random_choice,
     }
-    scales = {"self_kappa": _LK}
     uncovered = ["s_vs_group", "confusion"]
     if not covered:
         uncovered[:0] = list(_RATER_MODEL)
@@ -226,9 +225,7 @@ def _raters(
                     if np.isfinite(lo) and np.isfinite(hi)
                     else (None, None, why[p] or (FEW_REPEATS if k < 2 else intervals.TOO_FEW_ITEMS))
                 )
-            per[field] = make_measure(
-                float(values[field][p]), k, reason, scales.get(field), interval, settings
-            )
+            per[field] = make_measure(float(values[field][p]), k, reason, field, interval, settings)
         out.append(
             RaterResult(
                 rater=rater_names[p],

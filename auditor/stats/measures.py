@@ -31,7 +31,6 @@ from auditor.stats import (
     rho,
     rnr,
 )
-from auditor.stats.bands import BandScale
 from auditor.stats.estimators import Estimator, from_totals, project_intervals
 from auditor.stats.results import (
     CATEGORY_MEASURES,
@@ -71,17 +70,14 @@ def _group_estimators(
     extra : (pairwise Cohen tables, rater sums S (N, K), biases v (R, K), agreement
     weights (K, K) on an ordinal scale, else None) for the measures of ``coefficients``.
     """
-    lk, kr = BandScale.LANDIS_KOCH, BandScale.KRIPPENDORFF
     keep = settings.interval_method != IntervalMethod.NONE
     per_item = kappa.observed_per_item(table.counts, table.m)  # Ao_u, read by four measures
     observed = mean_of(per_item)
     ao = observed.estimate()
     out: dict[str, Estimator] = {
-        "observed_agreement": from_totals(observed, NO_PAIRABLE, None, keep),
-        "fleiss_kappa": from_totals(kappa.fleiss_kappa(table, per_item), SINGLE_CATEGORY, lk, keep),
-        "krippendorff_alpha": from_totals(
-            alpha.krippendorff_alpha(table), SINGLE_CATEGORY, kr, keep
-        ),
+        "observed_agreement": from_totals(observed, NO_PAIRABLE, keep),
+        "fleiss_kappa": from_totals(kappa.fleiss_kappa(table, per_item), SINGLE_CATEGORY, keep),
+        "krippendorff_alpha": from_totals(alpha.krippendorff_alpha(table), SINGLE_CATEGORY, keep),
     }
     del observed
     pairs, summed, bias, weights = extra
@@ -106,7 +102,6 @@ def _group_estimators(
         float(kappa.kappa_from(np.asarray(ao), np.asarray(ae))),
         table.n_pairable,
         "every rater used one and the same single category: chance agreement is 1",
-        lk,
         lambda: kappa_s.leave_one_out(table, per_item, chance_per_item),
         bootstrap.replicates if bootstrap is not None and bootstrap.feasible else None,
     )
@@ -129,7 +124,7 @@ def _group_estimators(
             settings.rho_unrated,
         )
         if rho_result.totals is not None:
-            out["rho"] = from_totals(rho_result.totals, "no item to score", kr, keep)
+            out["rho"] = from_totals(rho_result.totals, "no item to score", keep)
             if keep:
                 out["rho"] = resampling.rho_resampling(
                     out["rho"], rho_result, table, model, rater_fit, settings, seed
@@ -137,12 +132,12 @@ def _group_estimators(
         else:
             reasons["rho"] = rho_result.reason or "undefined"
     split = rnr.split(table, model.sa, rated, per_item)
-    out["expected_agreement"] = from_totals(split.expected_agreement, NO_PAIRABLE, lk, keep)
+    out["expected_agreement"] = from_totals(split.expected_agreement, NO_PAIRABLE, keep)
     if split.repeatability is None or split.rater_effect is None:
         reasons["repeatability"] = reasons["rater_effect"] = NO_REPEATS
     else:
-        out["repeatability"] = from_totals(split.repeatability, NO_PAIRABLE, None, keep)
-        out["rater_effect"] = from_totals(split.rater_effect, NO_PAIRABLE, None, keep)
+        out["repeatability"] = from_totals(split.repeatability, NO_PAIRABLE, keep)
+        out["rater_effect"] = from_totals(split.rater_effect, NO_PAIRABLE, keep)
         if keep:
             slopes = rnr.slopes(table)
             for offset, name in enumerate(("repeatability", "rater_effect")):
@@ -246,7 +241,7 @@ def compute_measures(
         for c, category in enumerate(labels.category_names):
             key = coefficients.category_key(name, c)
             by_category[name][category] = _measure(
-                estimators[key], bounds.get(key), table, settings
+                name, estimators[key], bounds.get(key), table, settings
             )
     for name in PROJECT_MEASURES:
         if name in ORDINAL_MEASURES and agreement_weights is None:
@@ -256,7 +251,7 @@ def compute_measures(
         elif name not in estimators:  # rho or the split without what they need
             measures[name] = Measure(None, n=0, reason=undefined.get(name, "undefined"))
         else:
-            measures[name] = _measure(estimators[name], bounds.get(name), table, settings)
+            measures[name] = _measure(name, estimators[name], bounds.get(name), table, settings)
     # the per-item statistics of the project measures are done with: free them before the
     # per-rater intervals (their delete-one values: 80 MB at 10M labels)
     del estimators, bounds
@@ -310,6 +305,7 @@ def compute_measures(
 
 
 def _measure(
+    name: str,
     est: Estimator,
     interval: intervals.Interval | None,
     table: GroupTable,
@@ -320,7 +316,7 @@ def _measure(
         reason = est.undefined
     if est.jackknife_only and settings.interval_method == IntervalMethod.BOOTSTRAP:
         settings = dataclasses.replace(settings, interval_method=IntervalMethod.JACKKNIFE)
-    return reporting.make_measure(est.value, est.n, reason, est.scale, interval, settings)
+    return reporting.make_measure(est.value, est.n, reason, name, interval, settings)
 
 
 def _input_order(

@@ -16,7 +16,6 @@ import numpy as np
 
 from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings, RaterModel, Scale
 from auditor.stats import intervals, ordinal, reading
-from auditor.stats.bands import BandScale
 from auditor.stats.reporting import AMAX_EQUALS_AE, NO_REPEATS, make_measure
 from auditor.stats.results import Measure, RaterResult
 from auditor.stats.selfagreement import (
@@ -113,7 +112,7 @@ def mean_self_agreement(
         )
 
     interval = intervals.by_method(method, None, by_jackknife, by_bootstrap, rng)
-    return make_measure(value, n_cells, None, None, interval, settings)
+    return make_measure(value, n_cells, None, "mean_self_agreement", interval, settings)
 
 
 def _rater_bounds(
@@ -181,10 +180,10 @@ def rater_results(
         interval_method=IntervalMethod.JACKKNIFE, interval_level=settings.interval_level
     )
     per_rater = (
-        ("sa", model.sa, None),
-        ("self_kappa", fit.self_kappa, BandScale.LANDIS_KOCH),
-        ("reliability", fit.reliability, None),
-        ("x", fit.random_choice, None),
+        ("sa", model.sa, "self_agreement"),
+        ("self_kappa", fit.self_kappa, "self_kappa"),
+        ("reliability", fit.reliability, "reliability"),
+        ("x", fit.random_choice, "random_choice"),
     )
     # with one category in use the group "does not agree beyond chance" only because chance
     # agreement is 1: say the cause
@@ -193,12 +192,12 @@ def rater_results(
     for p in np.flatnonzero(~labels.rater_is_model):  # bounded by the number of raters
         k = int(model.n_items[p])
         per: dict[str, Measure] = {}
-        for key, values, scale in per_rater:
+        for key, values, metric in per_rater:
             reason = None if k else NO_REPEATS
             if reason is None and key != "sa":
                 reason = fit.reason
             per[key] = make_measure(
-                float(values[p]), k, reason, scale, _interval(bounds, key, int(p), k), settings
+                float(values[p]), k, reason, metric, _interval(bounds, key, int(p), k), settings
             )
         s_reason = None if s_n[p] else "no item shared with two other raters"
         s_interval: intervals.Interval | None = None
@@ -219,7 +218,7 @@ def rater_results(
                     float(s_value[p]),
                     int(s_n[p]),
                     s_reason or (None if np.isfinite(s_value[p]) else undefined_s),
-                    BandScale.LANDIS_KOCH,
+                    "s_vs_group",
                     s_interval,
                     s_settings if s_interval is not None else settings,
                 ),
@@ -287,7 +286,7 @@ def with_confusion(
                 float(bias_values[p]),
                 n,
                 None if n else NO_PAIRABLE_ITEM,
-                None,
+                "grade_bias",
                 interval,
                 settings,
             )

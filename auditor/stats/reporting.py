@@ -6,7 +6,7 @@ import numpy as np
 
 from auditor.domain import IntervalMethod, LabelArrays, ProjectSettings
 from auditor.stats import cohen, group, intervals
-from auditor.stats.bands import BandScale, band
+from auditor.stats.bands import band, scale_of
 from auditor.stats.results import CohenPair, Measure, ModelResult
 from auditor.stats.tables import Cells, GroupTable
 from auditor.stats.totals import ItemTotals
@@ -28,11 +28,12 @@ def make_measure(
     value: float,
     n: int,
     reason: str | None,
-    scale: BandScale | None,
+    metric: str,
     interval: intervals.Interval | None,
     settings: ProjectSettings,
 ) -> Measure:
-    """A ``Measure``; NaN or a reason gives value None with that reason, never NaN."""
+    """A ``Measure`` of ``metric`` (a catalogue name: its band's scale); NaN or a reason gives
+    value None with that reason, never NaN."""
     method = settings.interval_method if interval is not None else IntervalMethod.NONE
     level = settings.interval_level if method != IntervalMethod.NONE else None
     if reason is not None or not np.isfinite(value):
@@ -44,7 +45,7 @@ def make_measure(
         n=n,
         ci_low=None if low is None else snap(float(low)),
         ci_high=None if high is None else snap(float(high)),
-        band=band(float(value), scale),
+        band=band(float(value), scale_of(metric)),
         interval_method=method,
         interval_level=level,
         ci_reason=ci_reason,
@@ -113,7 +114,7 @@ def model_results(
                     s_totals.estimate(),
                     n,
                     None if np.isfinite(s_totals.estimate()) else AMAX_EQUALS_AE,
-                    BandScale.LANDIS_KOCH,
+                    "s",
                     s_interval,
                     settings,
                 ),
@@ -123,7 +124,7 @@ def model_results(
                     None
                     if np.isfinite(va_totals.estimate())
                     else "Pm = Pe: the group's best agreement is chance agreement",
-                    BandScale.LANDIS_KOCH,
+                    "kappa_va",
                     va_interval,
                     settings,
                 ),
@@ -177,8 +178,8 @@ def pairwise(
         )
     ):
         measures = [
-            _pair_measure(float(kappa[i]), n, float(low[i]), float(high[i]), settings)
-            for kappa, (low, high) in zip(kappas, bounds, strict=True)
+            _pair_measure(float(kappa[i]), n, float(low[i]), float(high[i]), settings, metric)
+            for metric, kappa, (low, high) in zip(PAIR_METRICS, kappas, bounds, strict=False)
         ]
         out.append(
             CohenPair(
@@ -188,8 +189,12 @@ def pairwise(
     return tuple(out)
 
 
+# The pair measures in the order of ``kappas``: Cohen's kappa, then the weighted one (ordinal).
+PAIR_METRICS = ("cohen_kappa", "cohen_w")
+
+
 def _pair_measure(
-    kappa: float, n: int, low: float, high: float, settings: ProjectSettings
+    kappa: float, n: int, low: float, high: float, settings: ProjectSettings, metric: str
 ) -> Measure:
     reason = None if np.isfinite(kappa) else SINGLE_CATEGORY_PAIR
     interval: intervals.Interval | None = None
@@ -199,7 +204,7 @@ def _pair_measure(
             if np.isfinite(low)
             else (None, None, "no interval: too few shared items or undefined without one")
         )
-    return make_measure(kappa, n, reason, BandScale.LANDIS_KOCH, interval, settings)
+    return make_measure(kappa, n, reason, metric, interval, settings)
 
 
 SINGLE_CATEGORY_PAIR = "both raters used one single category on their shared items"

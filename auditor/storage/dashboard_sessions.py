@@ -1,7 +1,7 @@
 """Dashboard sign-in sessions: one row per session, stored server-side with an expiry.
 
 The cookie carries a random session id (256 bits); only its SHA-256 is stored, so reading the
-table does not hand out live sessions (the reasoning of ``api_models`` for keys applies).
+table does not hand out live sessions (the reasoning of ``key_models`` for keys applies).
 Signing out deletes the row, so a copied cookie dies with the session.
 """
 

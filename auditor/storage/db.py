@@ -240,15 +240,17 @@ def is_connection_error(error: BaseException) -> bool:
     it). Decided by type and code, never by message text: SQLAlchemy's invalidated
     connection, a SQLSTATE of class 08 or 57P01-57P03, and psycopg's ``OperationalError``
     without a SQLSTATE (the server never answered: refused, timed out, closed; any error the
-    server itself reports carries one). Retrying later may succeed; the caller answers
-    "unavailable" (HTTP 503), never an internal error."""
+    server itself reports carries one), and the same for ADBC's (the columnar load's driver).
+    Retrying later may succeed; the caller answers "unavailable" (HTTP 503), never an
+    internal error."""
+    import adbc_driver_manager
     import psycopg
     from sqlalchemy.exc import DBAPIError
 
     for seen in _chain(error):
         if isinstance(seen, DBAPIError) and seen.connection_invalidated:
             return True
-        if isinstance(seen, psycopg.OperationalError):
+        if isinstance(seen, psycopg.OperationalError | adbc_driver_manager.OperationalError):
             state = seen.sqlstate or ""
             if not state or state.startswith("08") or state in _UNAVAILABLE_STATES:
                 return True

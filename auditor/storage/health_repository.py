@@ -9,9 +9,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from auditor.storage.api_models import IdempotencyRecord
 from auditor.storage.db import affected
 from auditor.storage.health_models import RecomputeFailure, SchedulerHeartbeat
+from auditor.storage.key_models import IdempotencyRecord
 from auditor.storage.models import Project
 
 ERROR_TEXT_MAX = 2000  # a traceback's last line is what matters; cap what one row can hold

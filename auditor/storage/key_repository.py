@@ -11,7 +11,7 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from auditor.storage.api_models import ApiKey, IdempotencyRecord
+from auditor.storage.key_models import ApiKey, IdempotencyRecord
 from auditor.storage.models import Project
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from auditor.storage.api_models import ApiKey
+from auditor.storage.key_models import ApiKey
 from auditor.storage.label_studio_models import (
     MESSAGE_MAX,
     LabelStudioRejection,

@@ -33,7 +33,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session as OrmSession
 
 from auditor.domain import RaterKind
-from auditor.errors import Failure
+from auditor.errors import WriteConflict
 from auditor.storage.models import Item, Label, Rater, Session
 
 CHUNK = 500  # ids per IN (...) list: well under SQLite's bound-parameter limit
@@ -79,16 +79,11 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class WriteConflict(Failure):
-    """A concurrent transaction got in the way (a deadlock, or one of this batch's client keys
-    inserted first). The transaction is lost; running it again resolves the conflict."""
-
-
 # The unique index a concurrent batch with the same client key trips (migration 0013).
 CLIENT_KEY_INDEX = "uq_labels_project_id_client_key"
 
 
-def _is_write_conflict(error: BaseException | None) -> bool:
+def is_write_conflict(error: BaseException | None) -> bool:
     """A deadlock, a serialization failure, or another transaction's insert of one of this
     batch's client keys between our check and our insert: by type and constraint name, never
     by message text. PostgreSQL only: a SQLite writer holds the write lock from its first
@@ -107,11 +102,11 @@ def _conflicts_as_write_conflict(method: Callable[P, R]) -> Callable[P, R]:
         try:
             return method(*args, **kwargs)
         except DBAPIError as error:
-            if _is_write_conflict(error.orig):
+            if is_write_conflict(error.orig):
                 raise WriteConflict(str(error.orig)) from error
             raise
         except psycopg.Error as error:  # COPY runs on the driver, unwrapped by SQLAlchemy
-            if _is_write_conflict(error):
+            if is_write_conflict(error):
                 raise WriteConflict(str(error)) from error
             raise
 

@@ -15,12 +15,12 @@ from sqlalchemy import MetaData
 
 from auditor.storage import (
     alert_models,
-    api_models,
     dashboard_sessions,
     health_models,
     import_models,
     instance_secrets,
     kept_models,
+    key_models,
     label_studio_models,
     models,
     snapshot_models,
@@ -32,7 +32,7 @@ MODEL_MODULES: tuple[ModuleType, ...] = (
     import_models,
     snapshot_models,
     alert_models,
-    api_models,
+    key_models,
     health_models,
     dashboard_sessions,
     instance_secrets,

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from auditor.errors import DatabaseBusy, DatabaseUnavailable, WriteConflict
 from auditor.storage.history_buckets import BUCKETS, bucketed_history
 from auditor.storage.models import Label
 from auditor.storage.read_records import HistoryPointRow
@@ -35,8 +36,15 @@ except ImportError:  # pragma: no cover - the drivers are runtime dependencies
     AdbcOperationalError = OperationalError  # type: ignore[misc,assignment]
 
 # Errors after which the same recompute may well succeed: the server restarted, a backend was
-# terminated, a connection dropped. The service maps them to a retryable error.
-TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (OperationalError, AdbcOperationalError)
+# terminated, a connection dropped (typed by the unit of work's doors, or raw from a driver).
+# The service maps them to a retryable error.
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    OperationalError,
+    AdbcOperationalError,
+    DatabaseBusy,
+    DatabaseUnavailable,
+    WriteConflict,
+)
 
 
 def is_transient(error: BaseException) -> bool:

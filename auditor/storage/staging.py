@@ -31,7 +31,8 @@ from typing import Any, Self
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
-from auditor.storage.repositories import WriteConflict, _is_write_conflict
+from auditor.errors import WriteConflict
+from auditor.storage.repositories import is_write_conflict
 from auditor.storage.staging_copy import COLUMNS, NAME_TABLES, StagedColumns, copy_rows
 
 
@@ -187,7 +188,7 @@ class Staging:
         try:
             return self._finish(project_id, received, import_id)
         except Exception as error:  # a concurrent writer took a key or a lock first
-            if _is_write_conflict(getattr(error, "orig", error)):
+            if is_write_conflict(getattr(error, "orig", error)):
                 raise WriteConflict(str(error)) from error
             raise
 

@@ -18,7 +18,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
 from auditor.config import Settings, get_settings
-from auditor.errors import NotFound
+from auditor.errors import DatabaseUnavailable, NotFound, typed_cause
 from auditor.presentation.pages import STATIC, Renderer
 from auditor.services.access.dashboard_sessions import SESSION_LIFETIME, close_session, open_session
 from auditor.services.queries.dashboard import (
@@ -29,7 +29,7 @@ from auditor.services.queries.dashboard import (
 )
 from auditor.services.queries.pairs import pair_rows, pairs_csv
 from auditor.services.recompute.health import failures as recompute_failures
-from auditor.storage.db import UNAVAILABLE_RETRY_AFTER_SECONDS, is_connection_error, make_engine
+from auditor.storage.db import UNAVAILABLE_RETRY_AFTER_SECONDS, make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from auditor.web.access import COOKIE, DashboardAccess
 
@@ -90,7 +90,7 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
                 try:
                     return await handler(*args, **kwargs)
                 except Exception as error:
-                    if is_connection_error(error):
+                    if typed_cause(error, (DatabaseUnavailable,)) is not None:
                         return unavailable()
                     raise
 
@@ -101,7 +101,7 @@ def install_dashboard(app: FastAPI, *, token: str | None = None) -> None:
             try:
                 return handler(*args, **kwargs)
             except Exception as error:
-                if is_connection_error(error):
+                if typed_cause(error, (DatabaseUnavailable,)) is not None:
                     return unavailable()
                 raise
 

@@ -71,3 +71,46 @@ def test_a_dashboard_page_answers_an_html_503_page(
     assert answer.headers["content-type"].startswith("text/html")
     assert "<title>Database unavailable" in answer.text
     assert int(answer.headers["Retry-After"]) > 0
+
+
+def test_every_door_of_the_unit_of_work_raises_the_typed_error() -> None:
+    """The driver's error leaves storage once, as ``DatabaseUnavailable`` (the driver's error
+    its cause): a transaction, the project lock, the columnar load, the outbox claim and the
+    staging connection. The shells map that type and nothing else."""
+    from datetime import UTC, datetime
+
+    from auditor.errors import DatabaseUnavailable
+    from auditor.storage.unit_of_work import UnitOfWork
+
+    engine = make_engine(DOWN)
+    uow = UnitOfWork(engine)
+    now = datetime.now(UTC)
+
+    def transaction() -> None:
+        with uow:
+            uow.projects.by_id(1)
+
+    def lock() -> None:
+        with uow.project_lock(1):
+            pass
+
+    def staging() -> None:
+        with uow.staging():
+            pass
+
+    doors = {
+        "transaction": transaction,
+        "lock": lock,
+        "load": lambda: uow.load_labels(1),
+        "columns": lambda: uow.label_columns(1),
+        "claim": lambda: uow.claim_outbox(now, now, "w", 1),
+        "staging": staging,
+    }
+    try:
+        for name, door in doors.items():
+            with pytest.raises(DatabaseUnavailable) as caught:
+                door()
+            cause = caught.value.__cause__
+            assert cause is not None and is_connection_error(cause), name
+    finally:
+        engine.dispose()

@@ -14,10 +14,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from auditor.api import create_app
+from auditor.errors import WriteConflict
 from auditor.services.access.keys import create_key
 from auditor.services.projects.projects import create_project
 from auditor.storage.db import is_connection_error, is_lock_timeout, make_engine
-from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.integration.api.conftest import make_settings
 

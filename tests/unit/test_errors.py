@@ -9,15 +9,14 @@ from typer.testing import CliRunner
 
 from auditor.api.errors import status_of
 from auditor.cli._common import errors_shown
-from auditor.errors import AuditorError, Conflict, Failure, Invalid, NotFound
+from auditor.errors import AuditorError, Conflict, Failure, Invalid, NotFound, WriteConflict
 from auditor.ingestion.errors import FileFormatError, IngestRejected, RowError
 from auditor.ingestion.label_studio import LabelStudioFormatError
 from auditor.ingestion.label_studio_events import EventError
 from auditor.notifiers.targets import TargetRefused, Unresolvable
-from auditor.services.ingest.api_labels import IdempotencyMismatch
+from auditor.services.ingest.idempotent_posts import IdempotencyMismatch
 from auditor.services.projects.settings import InvalidSetting
 from auditor.services.recompute.recompute import RecomputeFailed, RecomputeInterrupted
-from auditor.storage.repositories import WriteConflict
 
 
 @pytest.mark.parametrize(
@@ -73,3 +72,41 @@ def test_the_cli_shows_any_of_them_as_one_line_and_exit_1() -> None:
     result = CliRunner().invoke(app, [])
     assert result.exit_code == 1
     assert result.output.strip() == "error: data.csv, line 1: missing column(s) label"
+
+
+def test_the_api_maps_database_errors_by_type_alone() -> None:
+    from auditor.api.errors import unavailable
+    from auditor.errors import DatabaseBusy, DatabaseUnavailable
+
+    busy = unavailable(DatabaseBusy("lock timeout"))
+    assert busy is not None and (busy.code, busy.retry_after) == ("database_busy", 5)
+    down = unavailable(DatabaseUnavailable("connection refused"))
+    assert down is not None and down.code == "unavailable"
+    try:  # a service that wrapped it: found along the chain, still by type
+        try:
+            raise DatabaseUnavailable("gone")
+        except DatabaseUnavailable as error:
+            raise RuntimeError("recompute") from error
+    except RuntimeError as wrapped:
+        assert unavailable(wrapped) is not None
+    # words are not a type: a message that reads like one is an internal error
+    assert unavailable(RuntimeError("database is locked; connection refused")) is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("interval_level", 0.2),
+        ("bootstrap_resamples", 3),
+        ("windows_days", (0,)),
+        ("recompute_interval_seconds", 0),
+    ],
+)
+def test_a_bad_setting_names_its_field_by_attribute(field: str, value: object) -> None:
+    # The services read the field from the error, not from the first word of its message.
+    from auditor.domain import ProjectSettings, SettingError
+
+    with pytest.raises(SettingError) as caught:
+        ProjectSettings(**{field: value})  # type: ignore[arg-type]
+    assert caught.value.field == field
+    assert isinstance(caught.value, ValueError)  # callers that want the message only

@@ -13,8 +13,8 @@ from auditor.api.schemas import RaterReport, rater_report_model
 from auditor.errors import Invalid
 from auditor.presentation.figures import value_bounds
 from auditor.presentation.pages import Renderer
-from auditor.services.queries.api_reads import rater_measures
 from auditor.services.queries.dashboard import AlertView, ProjectCard, ProjectDetail, RaterRow
+from auditor.services.queries.project_reads import rater_measures
 from auditor.stats import catalogue
 from auditor.stats.catalogue import (
     BY_NAME,

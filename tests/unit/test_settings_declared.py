@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from auditor.api.schemas import SettingsOut
-from auditor.api.schemas_alerts import SettingsPatch
+from auditor.api.settings_patch import SettingsPatch
 from auditor.cli import COMMANDS, load_module_commands
 from auditor.cli._settings import SETTING_OPTIONS
 from auditor.domain import ProjectSettings

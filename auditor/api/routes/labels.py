@@ -16,7 +16,7 @@ from auditor.api.schemas import IDEMPOTENCY_KEY_PATTERN, IngestOut, LabelBatch, 
 from auditor.ingestion.batch import FIELDS, RawBatch
 from auditor.services.access.keys import Principal
 from auditor.services.access.public_ids import PublicIds
-from auditor.services.ingest.api_labels import post_labels
+from auditor.services.ingest.idempotent_posts import post_labels
 
 router = APIRouter(prefix="/api/v1/projects", tags=["labels"], route_class=CheckedJsonRoute)
 

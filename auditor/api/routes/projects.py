@@ -19,7 +19,7 @@ from auditor.api.schemas import (
     ProjectOut,
     SettingsOut,
 )
-from auditor.api.schemas_alerts import SettingsPatch
+from auditor.api.settings_patch import SettingsPatch
 from auditor.config import Settings
 from auditor.domain import ProjectSettings
 from auditor.services.access.keys import create_key

@@ -20,7 +20,7 @@ from auditor.api.schemas import (
     SessionOut,
 )
 from auditor.ingestion.text import nfc
-from auditor.services.queries import api_reads as service
+from auditor.services.queries import project_reads as service
 
 router = APIRouter(prefix="/api/v1/projects", tags=["raters, items, sessions"])
 

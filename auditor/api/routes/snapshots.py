@@ -23,7 +23,7 @@ from auditor.api.schemas import (
 from auditor.domain import SCOPE_PATTERN, from_micros, to_micros
 from auditor.errors import Invalid, NotFound
 from auditor.services.access.public_ids import PublicIds
-from auditor.services.queries import api_reads as service
+from auditor.services.queries import project_reads as service
 from auditor.services.queries.history import (
     HistoryCursor,
     HistoryPoint,

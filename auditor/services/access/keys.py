@@ -1,7 +1,7 @@
 """API keys: create (shown once), authenticate, list, revoke.
 
 A key looks like ``aud_<43 url-safe characters>`` (32 random bytes). Only its SHA-256 is stored
-(see ``auditor.storage.api_models`` for why a fast hash is right for random keys); the first 12
+(see ``auditor.storage.key_models`` for why a fast hash is right for random keys); the first 12
 characters are kept in clear as ``prefix`` so a person can tell keys apart in a list.
 
 Roles (what each may do is decided by the API, see docs/api.md):

@@ -41,7 +41,6 @@ from auditor.alerting import RetryPolicy, next_attempt_at
 from auditor.config import get_settings
 from auditor.notifiers import Notification, SendResult
 from auditor.notifiers.kinds import kind_named, load_config
-from auditor.storage.alert_log_repository import claim_due
 from auditor.storage.alert_records import ChannelRecord, OutboxRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -126,7 +125,7 @@ def deliver_due(
     worker = worker or worker_name()
     policy = policy or RetryPolicy()
     report = DeliveryReport()
-    rows = claim_due(uow.root_engine, now, now + lease, worker, limit)
+    rows = uow.claim_outbox(now, now + lease, worker, limit)
     if not rows:
         return report
     with uow:
@@ -137,7 +136,7 @@ def deliver_due(
 
     def one_channel(channel_rows: list[OutboxRecord]) -> list[Delivery]:
         # Its own unit of work: channels record their outcomes from their own threads.
-        own = UnitOfWork(uow.engine)
+        own = uow.another()
         done = []
         for row in channel_rows:
             channel = channels.get(row.channel_id)

@@ -21,17 +21,16 @@ from datetime import datetime
 from typing import TypeVar
 
 from auditor.domain import to_micros
-from auditor.errors import Conflict
+from auditor.errors import Conflict, WriteConflict
 from auditor.ingestion.batch import AnyBatch, RawBatch, ValidBatch, validate_batch
 from auditor.ingestion.digest import RowsDigest
 from auditor.ingestion.errors import MAX_REPORTED_ERRORS, IngestRejected, RowError
 from auditor.ingestion.file_repeats import FileRepeats
 from auditor.ingestion.label_studio import RESERVED_KEY, reserved_key_rows
 from auditor.services.ingest.batch_writer import category_ids_of, write_batch
-from auditor.services.ingest.staged import Staging, staged_columns, staged_errors
+from auditor.services.ingest.staged import staged_columns, staged_errors
 from auditor.storage.db import utc_now
 from auditor.storage.project_repository import ProjectRecord
-from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 
 RACE_RETRIES = 3
@@ -153,14 +152,14 @@ def import_batches(
     result = ImportResult()
     received_at = utc_now()
     received = to_micros(received_at)
-    with UnitOfWork(uow.engine, read_only=True) as reader:
+    with uow.reader() as reader:
         read_categories = category_ids_of(reader, reader.require_project(project_slug))
     names = list(read_categories)
     used: set[str] = set()
     unidentified = False
     digest = RowsDigest() if hash_rows else None
     repeats = FileRepeats()
-    with Staging(uow.engine) as staging:
+    with uow.staging() as staging:
         # Phase 1, no write lock: parse, validate and stage every row.
         for batch, checked in _validated(batches, names, label_studio_keys):
             result.rows += len(batch)
@@ -183,7 +182,7 @@ def import_batches(
         if digest is not None:
             content_hash = digest.hexdigest()
         # Phase 2, the write transaction, on the staging's connection.
-        with UnitOfWork(staging.bind()) as write:
+        with uow.on_staging(staging) as write:
             project = write.require_project(project_slug)
             # One file import of a project at a time: a concurrent import of the same file
             # commits first, and the checks below see it (statements after the lock read

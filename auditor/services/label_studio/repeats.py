@@ -75,7 +75,7 @@ def plan_label_studio_repeats(
     assign: bool = False,
 ) -> RepeatTasks:
     """Plan up to ``limit`` repeats for ``rater`` and create a Label Studio task for each."""
-    with UnitOfWork(uow.engine, read_only=True) as reader:
+    with uow.reader() as reader:
         project = reader.require_project(slug)
         record = reader.label_studio_settings.get(project.id)
     api, ls_project, key = _checked(slug, record)
@@ -103,7 +103,7 @@ def _one(
     result: RepeatTasks,
 ) -> None:
     made = f"{REPEAT_PREFIX}{request_id}:{item}" if request_id is not None else None
-    with UnitOfWork(uow.engine, read_only=True) as reader:
+    with uow.reader() as reader:
         project = reader.require_project(slug)
         remembered = reader.label_studio.find(project.id, [made]) if made else {}
         task_id = reader.label_studio.task_of_item(project.id, item)

@@ -87,7 +87,7 @@ def sync_from_api(
 ) -> SyncResult:
     """Sync from Label Studio's API: the given URL, token and project, else the project's
     settings'. The state is read before the transaction (no lock is held on the network)."""
-    with UnitOfWork(uow.engine, read_only=True) as reader:
+    with uow.reader() as reader:
         record = reader.label_studio_settings.get(reader.require_project(slug).id)
     api = api_of(record)
     if url or token or ls_project is not None:

@@ -67,7 +67,7 @@ def receive_event(uow: UnitOfWork, slug: str, payload: object) -> dict[str, Any]
     predictions: dict[str, PredictionSeen] = {}
     fetched: list[Change] = []
     if parents:  # what the predictions said: stored ones, else read from Label Studio
-        with UnitOfWork(uow.engine, read_only=True) as reader:
+        with uow.reader() as reader:
             project = reader.require_project(slug)
             record = reader.label_studio_settings.get(project.id)
             wanted = [PREDICTION_PREFIX + p for p in parents]

@@ -20,6 +20,7 @@ from auditor.domain import (
     RhoMode,
     RhoUnrated,
     Scale,
+    SettingError,
     Weights,
     windows_problem,
 )
@@ -114,11 +115,8 @@ def update_project_settings(
         project = uow.require_project(slug, for_update=True)
         try:
             settings = dataclasses.replace(project.settings, **values)
-        except ValueError as error:
-            # ProjectSettings' messages start with the field's name.
-            message = str(error)
-            field = next((n for n in SETTING_NAMES if message.startswith(n)), "settings")
-            raise InvalidSetting(field, message) from None
+        except SettingError as error:  # the field named by the domain, not read from words
+            raise InvalidSetting(error.field, str(error)) from None
         check_caps(settings, caps, changed=values)
         uow.projects.save_settings(project.id, settings)
         uow.commit()

@@ -30,13 +30,7 @@ from auditor.domain import CollapsePolicy, LabelArrays, RaterKind
 from auditor.errors import NotFound
 from auditor.stats import kept
 from auditor.storage.kept_repository import CUMULATIVE, KeptRecord, from_payload, to_payload
-from auditor.storage.label_loader import (
-    LabelRange,
-    dense_codes,
-    fetch_columns_adbc,
-    fetch_columns_sqlite,
-    postgres_adbc_uri,
-)
+from auditor.storage.label_loader import LabelRange, dense_codes
 from auditor.storage.unit_of_work import UnitOfWork
 
 # Bumped whenever the kept arrays change meaning: a stored state of another version rebuilds.
@@ -200,11 +194,7 @@ def _layout_now(uow: UnitOfWork, project_id: int, raters: list[int]) -> Layout:
 
 def _read_all(uow: UnitOfWork, project_id: int, span: Span = EVERY_LABEL) -> dict[str, np.ndarray]:
     """Every label of the project (of the span) as id columns (the full load's reads)."""
-    engine = uow.root_engine
-    if engine.dialect.name == "postgresql":
-        return fetch_columns_adbc(postgres_adbc_uri(engine), project_id, within=span.within())
-    with engine.connect() as connection:
-        return fetch_columns_sqlite(connection, project_id, span.within())
+    return uow.label_columns(project_id, span.within())
 
 
 def build(

@@ -19,7 +19,6 @@ from auditor.services.recompute.kept import (
 )
 from auditor.stats import kept
 from auditor.stats import kept_estimates as measures
-from auditor.storage import snapshot_repository
 from auditor.storage.kept_repository import CUMULATIVE
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -115,7 +114,7 @@ def verify_every_scope(uow: UnitOfWork, project_id: int) -> Verification:
 
 def rebuild_verified(uow: UnitOfWork, project_id: int) -> Verification | None:
     """``verify_kept`` under the project's recompute lock; None when a recompute holds it."""
-    with snapshot_repository.project_lock(uow.root_engine, project_id) as lock:
+    with uow.project_lock(project_id) as lock:
         if not lock.acquired:
             return None
         return verify_every_scope(uow, project_id)

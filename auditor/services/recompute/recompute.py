@@ -53,7 +53,7 @@ from auditor.snapshots.written import WrittenSnapshot
 from auditor.stats import compute_measures
 from auditor.stats.export import measure_set_to_dict
 from auditor.storage import snapshot_repository as repo
-from auditor.storage.label_loader import LabelRange, load_project_labels
+from auditor.storage.label_loader import LabelRange
 from auditor.storage.project_repository import ProjectRecord
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -231,7 +231,7 @@ def recompute_project(
 def _recompute(
     uow: UnitOfWork, project_id: int, now: datetime, tick: int | None, force: bool
 ) -> RecomputeResult:
-    with repo.project_lock(uow.root_engine, project_id) as lock:
+    with uow.project_lock(project_id) as lock:
         if not lock.acquired:
             log.info("recompute skipped project=%s: another recompute holds the lock", project_id)
             return RecomputeResult(project_id, tick or -1, "locked")
@@ -296,7 +296,7 @@ def _recompute_locked(
         served = _from_kept(uow, project_id, settings, count)
     if served is None:
         t0 = time.perf_counter()
-        loaded = load_project_labels(uow.root_engine, project_id)
+        loaded = uow.load_labels(project_id)
         load_seconds = time.perf_counter() - t0
         _test_delay()
         # The label ids are only needed for the watermark (taken at the load): dropping them
@@ -510,11 +510,7 @@ def _window_from_labels(
     """A window computed from its own labels, up to the kept watermark."""
     started = time.perf_counter()
     start_us, end_us = window_at(scope, now).bounds_us()
-    loaded = load_project_labels(
-        uow.root_engine,
-        project_id,
-        within=LabelRange(start_us, end_us, served.watermark),
-    )
+    loaded = uow.load_labels(project_id, LabelRange(start_us, end_us, served.watermark))
     with uow:
         latest = uow.kept.last_labeled_at(project_id, served.watermark)
     source = _Source(

@@ -10,7 +10,7 @@ import pytest
 
 from auditor.domain import to_micros
 from auditor.services.projects.projects import create_project
-from auditor.services.queries.api_reads import history
+from auditor.services.queries.project_reads import history
 from auditor.storage.snapshot_models import MetricPoint, Snapshot
 from auditor.storage.unit_of_work import UnitOfWork
 

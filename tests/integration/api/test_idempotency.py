@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 from auditor.ingestion.batch import RawBatch
-from auditor.services.ingest.api_labels import post_labels
+from auditor.services.ingest.idempotent_posts import post_labels
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 

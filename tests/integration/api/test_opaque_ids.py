@@ -52,7 +52,7 @@ def test_snapshot_ids_are_opaque_page_and_resolve(world) -> None:
 
 
 def _alpha_snapshots(world) -> list[int]:
-    from auditor.services.queries.api_reads import list_snapshots
+    from auditor.services.queries.project_reads import list_snapshots
 
     engine = make_engine(world.engine_url)
     try:

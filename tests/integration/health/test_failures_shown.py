@@ -67,7 +67,7 @@ def test_the_scheduler_prunes_expired_idempotency_records(uow, engine) -> None:
     from sqlalchemy import text
 
     from auditor.ingestion.batch import RawBatch
-    from auditor.services.ingest.api_labels import post_labels
+    from auditor.services.ingest.idempotent_posts import post_labels
     from auditor.services.recompute.embedded import run_cycle
 
     create_project(uow, "idem", ["yes", "no"])

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from auditor.errors import Invalid
+from auditor.errors import Invalid, WriteConflict
 from auditor.ingestion.batch import RawBatch
 from auditor.services.ingest.labels import (
     RACE_RETRIES,
@@ -28,7 +28,6 @@ from auditor.services.ingest.labels import (
     write_labels,
 )
 from auditor.storage.db import utc_now
-from auditor.storage.repositories import WriteConflict
 from auditor.storage.unit_of_work import UnitOfWork
 
 

@@ -8,7 +8,7 @@ Lookup is by the hash itself (unique index), so no key is ever compared by the a
 
 Idempotency records: one row per (project, Idempotency-Key). The unique key makes the database
 the referee when two requests with one key race: the second insert waits for the first
-transaction and then finds its row (see ``auditor.services.ingest.api_labels``).
+transaction and then finds its row (see ``auditor.services.ingest.idempotent_posts``).
 """
 
 from __future__ import annotations
