@@ -30,6 +30,13 @@ Sums kept per group g (R raters in the kept numbering, K categories):
                       (specific agreement per category)
     looks_by_category (G, K)  category counts of every human look (the prevalence P without a
                       pairable item, as ``measures._prevalence`` takes it)
+    s_items, s_ao, s_amax (G, R)  S against the group (``group.against_group``), over rater
+                      p's items with m_u >= 3: their number, sum of Ao and Amax of the others
+                      (pairs among the others agreeing with p's category, the best category's)
+    s_share (G, R, K) p's categories on those items
+    triple_key (T,), triple_weight (G, T)  T_pqr = sum_{u: p, q, r in R_u} 1/((m_u-1)(m_u-2)),
+                      sparse over the rater triples that shared an item (``kept_triples``): S's
+                      chance term is a quadratic form of the biases v in it
 
 The same ``contributions`` builds them from label arrays for the one-shot ``auditor stats``
 and for the service's updates, so the two cannot drift. The measures read from the sums are in
@@ -44,9 +51,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.domain import CollapsePolicy, LabelArrays
+from auditor.stats import kept_triples as triples
+from auditor.stats.group import _without_rater
 from auditor.stats.kappa import observed_per_item
 from auditor.stats.selfagreement import pairs_agreeing
-from auditor.stats.tables import collapse, group_table, within_item_pairs
+from auditor.stats.tables import GroupTable, collapse, group_table, within_item_pairs
 
 # Groups for the delete-a-group jackknife; fixed per project (changing it is a rebuild).
 DEFAULT_GROUPS = 20
@@ -88,6 +97,23 @@ _ADDITIVE = (
     "agreeing",
     "spread",
     "looks_by_category",
+    "s_items",
+    "s_ao",
+    "s_amax",
+    "s_share",
+)
+# The arrays with a rater axis at 1 (and 2 for the pair tables): ``widened`` pads them.
+_BY_RATER = (
+    "rater_counts",
+    "sa_sum",
+    "sa_items",
+    "looks",
+    "inverse_m",
+    "effect_m",
+    "s_items",
+    "s_ao",
+    "s_amax",
+    "s_share",
 )
 
 
@@ -122,6 +148,12 @@ class KeptStats:
     agreeing: np.ndarray
     spread: np.ndarray
     looks_by_category: np.ndarray
+    s_items: np.ndarray
+    s_ao: np.ndarray
+    s_amax: np.ndarray
+    s_share: np.ndarray
+    triple_key: np.ndarray
+    triple_weight: np.ndarray
 
     @property
     def n_groups(self) -> int:
@@ -136,7 +168,19 @@ class KeptStats:
         return int(self.counts.shape[1])
 
     def arrays(self) -> dict[str, np.ndarray]:
+        """Every array by name (the payload): the additive ones and the sparse triples."""
+        out = self.additive()
+        out["triple_key"] = self.triple_key
+        out["triple_weight"] = self.triple_weight
+        return out
+
+    def additive(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in _ADDITIVE}
+
+    def _with(
+        self, dense: dict[str, np.ndarray], keys: np.ndarray, weights: np.ndarray
+    ) -> KeptStats:
+        return KeptStats(**dense, triple_key=keys, triple_weight=weights)
 
     def plus(self, other: KeptStats, sign: float = 1.0) -> KeptStats:
         """self + sign * other (same groups, raters and categories)."""
@@ -146,21 +190,29 @@ class KeptStats:
             self.n_categories,
         ):
             raise ValueError("kept statistics of different shapes cannot be merged")
-        return KeptStats(**{k: v + sign * getattr(other, k) for k, v in self.arrays().items()})
+        keys, (mine, theirs) = triples.align(
+            [(self.triple_key, self.triple_weight), (other.triple_key, other.triple_weight)]
+        )
+        dense = {k: v + sign * getattr(other, k) for k, v in self.additive().items()}
+        return self._with(dense, *triples.pruned(keys, mine + sign * theirs))
 
     def minus(self, other: KeptStats) -> KeptStats:
         return self.plus(other, -1.0)
 
     def total(self) -> KeptStats:
         """The project's sums: one group holding the sum over groups."""
-        return KeptStats(**{k: v.sum(axis=0, keepdims=True) for k, v in self.arrays().items()})
+        dense = {k: v.sum(axis=0, keepdims=True) for k, v in self.additive().items()}
+        return self._with(dense, self.triple_key, self.triple_weight.sum(axis=0, keepdims=True))
 
     def without_each_group(self) -> KeptStats:
         """G states, the g-th the total without group g (the jackknife's deletions)."""
-        return KeptStats(**{k: v.sum(axis=0, keepdims=True) - v for k, v in self.arrays().items()})
+        dense = {k: v.sum(axis=0, keepdims=True) - v for k, v in self.additive().items()}
+        weights = self.triple_weight.sum(axis=0, keepdims=True) - self.triple_weight
+        return self._with(dense, self.triple_key, weights)
 
     def widened(self, n_raters: int) -> KeptStats:
-        """The same sums with raters appended (zero rows) up to ``n_raters``."""
+        """The same sums with raters appended (zero rows) up to ``n_raters`` (the triples'
+        keys do not depend on the number of raters)."""
         extra = n_raters - self.n_raters
         if extra < 0:
             raise ValueError("kept statistics cannot lose raters")
@@ -173,24 +225,23 @@ class KeptStats:
                 widths[axis] = (0, extra)
             return np.pad(v, widths)
 
+        padded = {name: pad(getattr(self, name), (1,)) for name in _BY_RATER}
         return dataclasses.replace(
             self,
-            rater_counts=pad(self.rater_counts, (1,)),
+            **padded,
             pair_weight=pad(self.pair_weight, (1, 2)),
             agree=pad(self.agree, (1, 2)),
-            sa_sum=pad(self.sa_sum, (1,)),
-            sa_items=pad(self.sa_items, (1,)),
-            looks=pad(self.looks, (1,)),
-            inverse_m=pad(self.inverse_m, (1,)),
-            effect_m=pad(self.effect_m, (1,)),
         )
 
     def group(self, g: int) -> KeptStats:
-        return KeptStats(**{k: v[g : g + 1] for k, v in self.arrays().items()})
+        dense = {k: v[g : g + 1] for k, v in self.additive().items()}
+        return self._with(dense, *triples.pruned(self.triple_key, self.triple_weight[g : g + 1]))
 
     @staticmethod
     def stack(parts: list[KeptStats]) -> KeptStats:
-        return KeptStats(**{k: np.concatenate([getattr(p, k) for p in parts]) for k in _ADDITIVE})
+        dense = {k: np.concatenate([getattr(p, k) for p in parts]) for k in _ADDITIVE}
+        keys, weights = triples.align([(p.triple_key, p.triple_weight) for p in parts])
+        return KeptStats(**dense, triple_key=keys, triple_weight=np.concatenate(weights))
 
 
 def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
@@ -215,6 +266,12 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         agreeing=np.zeros((g, k)),
         spread=np.zeros((g, k)),
         looks_by_category=np.zeros((g, k)),
+        s_items=np.zeros((g, r)),
+        s_ao=np.zeros((g, r)),
+        s_amax=np.zeros((g, r)),
+        s_share=np.zeros((g, r, k)),
+        triple_key=np.zeros(0, dtype=np.int64),
+        triple_weight=np.zeros((g, 0)),
     )
 
 
@@ -329,4 +386,56 @@ def contributions(
         agreeing=agreeing_c,
         spread=spread_c,
         looks_by_category=looks_by_category.reshape(groups, k).astype(float),
+        **_against_group(table, g_item, s_label, groups, r),
     )
+
+
+def _against_group(
+    table: GroupTable, g_item: np.ndarray, s_label: np.ndarray, groups: int, r: int
+) -> dict[str, np.ndarray]:
+    """S against the group's per-item sums (module docstring): each label on an item with
+    m_u >= 3 adds to its rater's count, Ao, Amax and category; each triple of its raters adds
+    w_u to T."""
+    k = table.counts.shape[1]
+    observed_uc, best_uc, inverse = _without_rater(table)
+    three = inverse[table.label_item] > 0
+    code = table.label_code[three]
+    g_label = g_item[table.label_item[three]]
+    rater_code = g_label * r + s_label[three]
+    s_items = np.bincount(rater_code, minlength=groups * r).astype(float)
+    s_ao = np.bincount(rater_code, weights=observed_uc[code], minlength=groups * r)
+    s_amax = np.bincount(rater_code, weights=best_uc[code], minlength=groups * r)
+    s_share = np.bincount(
+        rater_code * k + table.label_category[three], minlength=groups * r * k
+    ).astype(float)
+    found_keys, found_groups, found_weights = [], [], []
+    for i, j, h in triples.within_item_triples(table.label_item, table.starts, table.m):
+        ordered = np.sort(np.column_stack([s_label[i], s_label[j], s_label[h]]), axis=1)
+        item = table.label_item[i]
+        keys, weights = triples.reduce(
+            triples.encode(ordered[:, 0], ordered[:, 1], ordered[:, 2]),
+            g_item[item],
+            inverse[item],
+            groups,
+        )
+        used = np.nonzero(weights)
+        found_keys.append(keys[used[1]])
+        found_groups.append(used[0])
+        found_weights.append(weights[used])
+    if found_keys:
+        keys, weights = triples.reduce(
+            np.concatenate(found_keys),
+            np.concatenate(found_groups),
+            np.concatenate(found_weights),
+            groups,
+        )
+    else:
+        keys, weights = np.zeros(0, dtype=np.int64), np.zeros((groups, 0))
+    return {
+        "s_items": s_items.reshape(groups, r),
+        "s_ao": s_ao.reshape(groups, r),
+        "s_amax": s_amax.reshape(groups, r),
+        "s_share": s_share.reshape(groups, r, k),
+        "triple_key": keys,
+        "triple_weight": weights,
+    }

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.domain import RaterModel, RhoMode, RhoUnrated
+from auditor.stats import kept_triples as triples
 from auditor.stats import rho as rho_module
 from auditor.stats.alpha import _alpha
 from auditor.stats.coefficients import category_key
 from auditor.stats.estimators import value_range
+from auditor.stats.group import s_from
 from auditor.stats.group_jackknife import grouped_jackknife
 from auditor.stats.kappa import _fleiss, kappa_from
 from auditor.stats.kept import KeptStats
@@ -269,3 +271,51 @@ def rater_estimates(state: KeptStats) -> KeptRaters:
         total.sa_items[0].astype(np.int64),
         total.looks[0].astype(np.int64),
     )
+
+
+def s_against_group(s: KeptStats) -> np.ndarray:
+    """Each rater's S against the others (S, R), NaN where undefined (``group.against_group``):
+    Ae_p = share_p . T_p / n_p^2 with T_pc = sum_{q != r, both != p} T_pqr v_qc v_rc and v
+    the state's rater biases."""
+    n_p = s.rater_counts.sum(axis=2)
+    bias = s.rater_counts / np.maximum(n_p, 1.0)[..., None]
+    chance = triples.chance_terms(s.triple_key, s.triple_weight, bias)
+    n = s.s_items
+    ae = safe_ratio(np.einsum("srk,srk->sr", s.s_share, chance), n**2)
+    result: np.ndarray = s_from(safe_ratio(s.s_ao, n), ae, safe_ratio(s.s_amax, n))
+    return result
+
+
+@dataclass(frozen=True)
+class KeptAgainstGroup:
+    """S against the group per rater (R,): value (NaN where undefined), items used, and the
+    delete-a-group jackknife interval over the groups holding the rater's items (NaN where
+    none; ``reason`` per rater says why)."""
+
+    value: np.ndarray
+    n: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    reason: tuple[str | None, ...]
+
+
+def against_group_estimates(state: KeptStats, level: float | None = 0.95) -> KeptAgainstGroup:
+    """S against the group of every rater from the kept sums; with ``level`` its interval:
+    the replicate without group g recomputes the biases v too (they are estimates)."""
+    total = state.total()
+    value = s_against_group(total)[0]
+    n = total.s_items[0].astype(np.int64)
+    r = state.n_raters
+    low, high = np.full(r, np.nan), np.full(r, np.nan)
+    reasons: list[str | None] = [None] * r
+    if level is None:
+        return KeptAgainstGroup(value, n, low, high, tuple(reasons))
+    replicates = s_against_group(state.without_each_group())
+    for p in np.flatnonzero(np.isfinite(value)):  # bounded by the raters
+        held = state.s_items[:, p] > 0
+        lo, hi, why = grouped_jackknife(float(value[p]), replicates[held, p], level, -math.inf, 1.0)
+        if lo is None or hi is None:
+            reasons[p] = why
+        else:
+            low[p], high[p] = lo, hi
+    return KeptAgainstGroup(value, n, low, high, tuple(reasons))

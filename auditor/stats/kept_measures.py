@@ -23,9 +23,16 @@ from auditor.stats.bands import BandScale
 from auditor.stats.coefficients import NO_PAIRABLE, SINGLE_CATEGORY, category_key
 from auditor.stats.group_jackknife import grouped_jackknife
 from auditor.stats.kept import KeptStats
-from auditor.stats.kept_estimates import KeptEstimate, RhoOptions, estimates, rater_estimates
+from auditor.stats.kept_estimates import (
+    KeptAgainstGroup,
+    KeptEstimate,
+    RhoOptions,
+    against_group_estimates,
+    estimates,
+    rater_estimates,
+)
 from auditor.stats.reading import NOT_USED
-from auditor.stats.reporting import NO_REPEATS, make_measure
+from auditor.stats.reporting import AMAX_EQUALS_AE, NO_REPEATS, make_measure
 from auditor.stats.results import (
     CATEGORY_MEASURES,
     ORDINAL_MEASURES,
@@ -38,6 +45,7 @@ from auditor.stats.selfagreement import SINGLE_CATEGORY as RATER_SINGLE_CATEGORY
 from auditor.stats.selfagreement import corrected_for_chance, kappa_to_reliability
 
 NOT_KEPT = "not kept"
+NO_S_INTERVAL = "no interval: too few items or undefined without one"
 FEW_REPEATS = "the interval needs at least two repeated items"
 
 _LK, _KR = BandScale.LANDIS_KOCH, BandScale.KRIPPENDORFF
@@ -161,6 +169,37 @@ def _rater_sa_bounds(
     return low, high, reasons
 
 
+def method_wanted(settings: ProjectSettings) -> bool:
+    return settings.interval_method != IntervalMethod.NONE
+
+
+def _s_vs_group(
+    against: KeptAgainstGroup, p: int, undefined: str, settings: ProjectSettings
+) -> Measure:
+    """S against the group as ``raters.rater_results`` reports it: a jackknife interval
+    whatever the project's method (here over the item groups)."""
+    n = int(against.n[p])
+    value = float(against.value[p])
+    reason = None if n else "no item shared with two other raters"
+    reason = reason or (None if np.isfinite(value) else undefined)
+    if not method_wanted(settings):
+        return make_measure(value, n, reason, _LK, None, settings)
+    low, high = against.low[p], against.high[p]
+    interval: intervals.Interval = (
+        (float(low), float(high), None)
+        if np.isfinite(low)
+        else (
+            None,
+            None,
+            against.reason[p] or "no interval: too few items or undefined without one",
+        )
+    )
+    jackknife = ProjectSettings(
+        interval_method=IntervalMethod.JACKKNIFE, interval_level=settings.interval_level
+    )
+    return make_measure(value, n, reason, _LK, interval, jackknife)
+
+
 def _raters(
     state: KeptStats,
     rater_names: tuple[str, ...],
@@ -200,7 +239,11 @@ def _raters(
         "random_choice": found.random_choice,
     }
     scales = {"self_kappa": _LK}
-    uncovered = ["s_vs_group", "confusion"]
+    against = against_group_estimates(
+        state, settings.interval_level if method_wanted(settings) else None
+    )
+    undefined_s = RATER_SINGLE_CATEGORY if single else AMAX_EQUALS_AE
+    uncovered = ["confusion"]
     if not covered:
         uncovered[:0] = list(_RATER_MODEL)
     elif not model_covered:
@@ -236,7 +279,7 @@ def _raters(
                 self_kappa=per["self_kappa"],
                 reliability=per["reliability"],
                 random_choice=per["random_choice"],
-                s_vs_group=_not_kept(),
+                s_vs_group=_s_vs_group(against, int(p), undefined_s, settings),
                 n_repeated_items=k,
                 n_presentations=int(found.n_presentations[p]),
                 grade_bias=_not_kept() if ordinal else None,

@@ -17,6 +17,7 @@ from auditor.services.recompute.kept import (
 )
 from auditor.stats import kept
 from auditor.stats import kept_estimates as measures
+from auditor.stats import kept_triples as triples
 from auditor.storage import snapshot_repository
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -77,8 +78,15 @@ def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Veri
     incremental = _reordered(incremental, order)
     largest = max(
         float(np.abs(getattr(incremental, n) - v).max(initial=0.0))
-        for n, v in rebuilt.arrays().items()
+        for n, v in rebuilt.additive().items()
     )
+    _, (ours_t, theirs_t) = triples.align(
+        [
+            (incremental.triple_key, incremental.triple_weight),
+            (rebuilt.triple_key, rebuilt.triple_weight),
+        ]
+    )
+    largest = max(largest, float(np.abs(ours_t - theirs_t).max(initial=0.0)))
     ours = measures.estimates(incremental, rho=options)
     theirs = measures.estimates(rebuilt, rho=options)
     pairs = {name: (ours[name].value, theirs[name].value) for name in ours}
@@ -124,7 +132,20 @@ def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
         agreeing=state.agreeing,
         spread=state.spread,
         looks_by_category=state.looks_by_category,
+        s_items=state.s_items[:, index],
+        s_ao=state.s_ao[:, index],
+        s_amax=state.s_amax[:, index],
+        s_share=state.s_share[:, index],
+        **_triples(state, index),
     )
+
+
+def _triples(state: kept.KeptStats, index: np.ndarray) -> dict[str, np.ndarray]:
+    """The rater triples renumbered: new slot i holds old slot index[i]."""
+    new_slot = np.full(max(state.n_raters, 1), -1, dtype=np.int64)
+    new_slot[index] = np.arange(index.shape[0])
+    keys, weights = triples.renumbered(state.triple_key, state.triple_weight, new_slot)
+    return {"triple_key": keys, "triple_weight": weights}
 
 
 def _pairs(upper: np.ndarray, index: np.ndarray) -> np.ndarray:
