@@ -34,6 +34,9 @@ Sums kept per group g (R raters in the kept numbering, K categories):
                       p's items with m_u >= 3: their number, sum of Ao and Amax of the others
                       (pairs among the others agreeing with p's category, the best category's)
     s_share (G, R, K) p's categories on those items
+    confusion (G, R, K, K)  T_p[c, k]: over p's pairable items she labeled c, the share of the
+                      other group raters who gave k (``reading.rater_confusion``; the rows
+                      normalised are her confusion, with her counts a_pc her grade bias)
     triple_key (T,), triple_weight (G, T)  T_pqr = sum_{u: p, q, r in R_u} 1/((m_u-1)(m_u-2)),
                       sparse over the rater triples that shared an item (``kept_triples``): S's
                       chance term is a quadratic form of the biases v in it
@@ -54,6 +57,7 @@ from auditor.domain import CollapsePolicy, LabelArrays
 from auditor.stats import kept_triples as triples
 from auditor.stats.group import _without_rater
 from auditor.stats.kappa import observed_per_item
+from auditor.stats.reading import confusion_carry
 from auditor.stats.selfagreement import pairs_agreeing
 from auditor.stats.tables import GroupTable, collapse, group_table, within_item_pairs
 
@@ -101,6 +105,7 @@ _ADDITIVE = (
     "s_ao",
     "s_amax",
     "s_share",
+    "confusion",
 )
 # The arrays with a rater axis at 1 (and 2 for the pair tables): ``widened`` pads them.
 _BY_RATER = (
@@ -114,6 +119,7 @@ _BY_RATER = (
     "s_ao",
     "s_amax",
     "s_share",
+    "confusion",
 )
 
 
@@ -152,6 +158,7 @@ class KeptStats:
     s_ao: np.ndarray
     s_amax: np.ndarray
     s_share: np.ndarray
+    confusion: np.ndarray
     triple_key: np.ndarray
     triple_weight: np.ndarray
 
@@ -270,6 +277,7 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         s_ao=np.zeros((g, r)),
         s_amax=np.zeros((g, r)),
         s_share=np.zeros((g, r, k)),
+        confusion=np.zeros((g, r, k, k)),
         triple_key=np.zeros(0, dtype=np.int64),
         triple_weight=np.zeros((g, 0)),
     )
@@ -386,8 +394,25 @@ def contributions(
         agreeing=agreeing_c,
         spread=spread_c,
         looks_by_category=looks_by_category.reshape(groups, k).astype(float),
+        confusion=_confusion(table, g_label * r + s_label, groups, r),
         **_against_group(table, g_item, s_label, groups, r),
     )
+
+
+def _confusion(table: GroupTable, rater_code: np.ndarray, groups: int, r: int) -> np.ndarray:
+    """T per (group, rater) code of each label (``reading.rater_confusion``), (G, R, K, K)."""
+    k, n_codes = table.counts.shape[1], groups * r
+    carry = confusion_carry(table)
+    code = rater_code * k + table.label_category
+    carried = np.empty((n_codes * k, k + 1))
+    for column in range(k + 1):  # bounded by the number of categories
+        carried[:, column] = np.bincount(
+            code, weights=carry[table.label_item, column], minlength=n_codes * k
+        )
+    out = carried[:, :k].copy()
+    # her own label is not one of the others'
+    out[np.arange(n_codes * k), np.tile(np.arange(k), n_codes)] -= carried[:, k]
+    return out.reshape(groups, r, k, k)
 
 
 def _against_group(

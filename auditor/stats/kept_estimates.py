@@ -25,6 +25,7 @@ from auditor.stats.group import s_from
 from auditor.stats.group_jackknife import grouped_jackknife
 from auditor.stats.kappa import _fleiss, kappa_from
 from auditor.stats.kept import KeptStats
+from auditor.stats.reading import grade_bias_from
 from auditor.stats.selfagreement import (
     chance_agreement,
     corrected_for_chance,
@@ -319,3 +320,34 @@ def against_group_estimates(state: KeptStats, level: float | None = 0.95) -> Kep
         else:
             low[p], high[p] = lo, hi
     return KeptAgainstGroup(value, n, low, high, tuple(reasons))
+
+
+@dataclass(frozen=True)
+class KeptGradeBias:
+    """Each rater's grade bias on an ordinal scale (R,) (``reading.grade_bias_from``): value
+    (NaN without a pairable item), her pairable items, and the delete-a-group jackknife
+    interval over the groups holding her pairable items (NaN where none)."""
+
+    value: np.ndarray
+    n: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def grade_bias_estimates(state: KeptStats, level: float | None = 0.95) -> KeptGradeBias:
+    total = state.total()
+    value = grade_bias_from(total.confusion[0], total.rater_counts[0])
+    n = total.rater_counts[0].sum(axis=1).astype(np.int64)
+    r, k = state.n_raters, state.n_categories
+    low, high = np.full(r, np.nan), np.full(r, np.nan)
+    if level is None:
+        return KeptGradeBias(value, n, low, high)
+    dropped = state.without_each_group()
+    held_by = state.rater_counts.sum(axis=2) > 0  # (G, R)
+    for p in np.flatnonzero(np.isfinite(value)):  # bounded by the raters
+        held = held_by[:, p]
+        replicates = grade_bias_from(dropped.confusion[held, p], dropped.rater_counts[held, p])
+        lo, hi, _ = grouped_jackknife(float(value[p]), replicates, level, -(k - 1.0), k - 1.0)
+        if lo is not None and hi is not None:
+            low[p], high[p] = lo, hi
+    return KeptGradeBias(value, n, low, high)

@@ -26,12 +26,15 @@ from auditor.stats.kept import KeptStats
 from auditor.stats.kept_estimates import (
     KeptAgainstGroup,
     KeptEstimate,
+    KeptGradeBias,
     RhoOptions,
     against_group_estimates,
     estimates,
+    grade_bias_estimates,
     rater_estimates,
 )
-from auditor.stats.reading import NOT_USED
+from auditor.stats.raters import NO_PAIRABLE_ITEM
+from auditor.stats.reading import NOT_USED, row_normalised
 from auditor.stats.reporting import AMAX_EQUALS_AE, NO_REPEATS, make_measure
 from auditor.stats.results import (
     CATEGORY_MEASURES,
@@ -200,6 +203,21 @@ def _s_vs_group(
     return make_measure(value, n, reason, _LK, interval, jackknife)
 
 
+def _grade_bias(grade: KeptGradeBias, p: int, settings: ProjectSettings) -> Measure:
+    """Her grade bias as ``raters.with_confusion`` reports it."""
+    n = int(grade.n[p])
+    interval: intervals.Interval | None = None
+    if method_wanted(settings):
+        low, high = grade.low[p], grade.high[p]
+        interval = (
+            (float(low), float(high), None)
+            if np.isfinite(low)
+            else (None, None, "no interval: too few items")
+        )
+    reason = None if n else NO_PAIRABLE_ITEM
+    return make_measure(float(grade.value[p]), n, reason, None, interval, settings)
+
+
 def _raters(
     state: KeptStats,
     rater_names: tuple[str, ...],
@@ -243,13 +261,15 @@ def _raters(
         state, settings.interval_level if method_wanted(settings) else None
     )
     undefined_s = RATER_SINGLE_CATEGORY if single else AMAX_EQUALS_AE
-    uncovered = ["confusion"]
+    shares_by_row = row_normalised(total.confusion[0])
+    grade = grade_bias_estimates(
+        state, settings.interval_level if method_wanted(settings) else None
+    )
+    uncovered: list[str] = []
     if not covered:
         uncovered[:0] = list(_RATER_MODEL)
     elif not model_covered:
         uncovered[:0] = ["reliability", "random_choice"]
-    if ordinal:
-        uncovered.append("grade_bias")
     out = []
     for p in np.flatnonzero(~is_model):  # bounded by the raters
         k = int(found.n_repeated_items[p])
@@ -282,8 +302,11 @@ def _raters(
                 s_vs_group=_s_vs_group(against, int(p), undefined_s, settings),
                 n_repeated_items=k,
                 n_presentations=int(found.n_presentations[p]),
-                grade_bias=_not_kept() if ordinal else None,
-                confusion=(),
+                grade_bias=_grade_bias(grade, int(p), settings) if ordinal else None,
+                confusion=tuple(
+                    tuple(None if not np.isfinite(v) else float(v) for v in row)
+                    for row in shares_by_row[p]
+                ),
                 confusion_n=tuple(int(c) for c in counts[p]),
             )
         )

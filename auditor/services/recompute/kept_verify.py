@@ -136,6 +136,7 @@ def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
         s_ao=state.s_ao[:, index],
         s_amax=state.s_amax[:, index],
         s_share=state.s_share[:, index],
+        confusion=state.confusion[:, index],
         **_triples(state, index),
     )
 
