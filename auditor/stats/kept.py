@@ -40,6 +40,9 @@ Sums kept per group g (R raters in the kept numbering, K categories):
     triple_key (T,), triple_weight (G, T)  T_pqr = sum_{u: p, q, r in R_u} 1/((m_u-1)(m_u-2)),
                       sparse over the rater triples that shared an item (``kept_triples``): S's
                       chance term is a quadratic form of the biases v in it
+    pair_key (P,), pair_confusion (1, P, K, K)  each rater pair's confusion table over the
+                      items both labeled, project totals only (``kept_pairs``: not grouped;
+                      every jackknife replicate carries the same totals)
 
 The same ``contributions`` builds them from label arrays for the one-shot ``auditor stats``
 and for the service's updates, so the two cannot drift. The measures read from the sums are in
@@ -54,6 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.domain import CollapsePolicy, LabelArrays
+from auditor.stats import kept_pairs
 from auditor.stats import kept_triples as triples
 from auditor.stats.group import _without_rater
 from auditor.stats.kappa import observed_per_item
@@ -161,6 +165,8 @@ class KeptStats:
     confusion: np.ndarray
     triple_key: np.ndarray
     triple_weight: np.ndarray
+    pair_key: np.ndarray
+    pair_confusion: np.ndarray
 
     @property
     def n_groups(self) -> int:
@@ -179,7 +185,20 @@ class KeptStats:
         out = self.additive()
         out["triple_key"] = self.triple_key
         out["triple_weight"] = self.triple_weight
+        out["pair_key"] = self.pair_key
+        out["pair_confusion"] = self.pair_confusion
         return out
+
+    def pairs(self) -> dict[str, np.ndarray]:
+        """The ungrouped pair tables (their own payload)."""
+        return {"pair_key": self.pair_key, "pair_confusion": self.pair_confusion}
+
+    def with_pairs(self, pair_key: np.ndarray, pair_confusion: np.ndarray) -> KeptStats:
+        return dataclasses.replace(self, pair_key=pair_key, pair_confusion=pair_confusion)
+
+    def without_pairs(self) -> KeptStats:
+        k = self.n_categories
+        return self.with_pairs(np.zeros(0, dtype=np.int64), np.zeros((1, 0, k, k)))
 
     def additive(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in _ADDITIVE}
@@ -187,7 +206,14 @@ class KeptStats:
     def _with(
         self, dense: dict[str, np.ndarray], keys: np.ndarray, weights: np.ndarray
     ) -> KeptStats:
-        return KeptStats(**dense, triple_key=keys, triple_weight=weights)
+        """Other sums, the same ungrouped pair tables."""
+        return KeptStats(
+            **dense,
+            triple_key=keys,
+            triple_weight=weights,
+            pair_key=self.pair_key,
+            pair_confusion=self.pair_confusion,
+        )
 
     def plus(self, other: KeptStats, sign: float = 1.0) -> KeptStats:
         """self + sign * other (same groups, raters and categories)."""
@@ -201,7 +227,11 @@ class KeptStats:
             [(self.triple_key, self.triple_weight), (other.triple_key, other.triple_weight)]
         )
         dense = {k: v + sign * getattr(other, k) for k, v in self.additive().items()}
-        return self._with(dense, *triples.pruned(keys, mine + sign * theirs))
+        pair_key, (ours, others) = triples.align(
+            [(self.pair_key, self.pair_confusion), (other.pair_key, other.pair_confusion)]
+        )
+        summed = self._with(dense, *triples.pruned(keys, mine + sign * theirs))
+        return summed.with_pairs(*triples.pruned(pair_key, ours + sign * others))
 
     def minus(self, other: KeptStats) -> KeptStats:
         return self.plus(other, -1.0)
@@ -241,14 +271,24 @@ class KeptStats:
         )
 
     def group(self, g: int) -> KeptStats:
+        """Group g's sums, without the (ungrouped) pair tables."""
         dense = {k: v[g : g + 1] for k, v in self.additive().items()}
-        return self._with(dense, *triples.pruned(self.triple_key, self.triple_weight[g : g + 1]))
+        weights = self.triple_weight[g : g + 1]
+        return self._with(dense, *triples.pruned(self.triple_key, weights)).without_pairs()
 
     @staticmethod
     def stack(parts: list[KeptStats]) -> KeptStats:
+        """The groups of ``parts`` one after the other; their pair tables summed."""
         dense = {k: np.concatenate([getattr(p, k) for p in parts]) for k in _ADDITIVE}
         keys, weights = triples.align([(p.triple_key, p.triple_weight) for p in parts])
-        return KeptStats(**dense, triple_key=keys, triple_weight=np.concatenate(weights))
+        pair_key, tables = triples.align([(p.pair_key, p.pair_confusion) for p in parts])
+        return KeptStats(
+            **dense,
+            triple_key=keys,
+            triple_weight=np.concatenate(weights),
+            pair_key=pair_key,
+            pair_confusion=np.sum(tables, axis=0),
+        )
 
 
 def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
@@ -280,6 +320,8 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         confusion=np.zeros((g, r, k, k)),
         triple_key=np.zeros(0, dtype=np.int64),
         triple_weight=np.zeros((g, 0)),
+        pair_key=np.zeros(0, dtype=np.int64),
+        pair_confusion=np.zeros((1, 0, k, k)),
     )
 
 
@@ -396,7 +438,13 @@ def contributions(
         looks_by_category=looks_by_category.reshape(groups, k).astype(float),
         confusion=_confusion(table, g_label * r + s_label, groups, r),
         **_against_group(table, g_item, s_label, groups, r),
+        **_pairs(table, s_label),
     )
+
+
+def _pairs(table: GroupTable, s_label: np.ndarray) -> dict[str, np.ndarray]:
+    keys, tables = kept_pairs.pair_tables(table, s_label)
+    return {"pair_key": keys, "pair_confusion": tables}
 
 
 def _confusion(table: GroupTable, rater_code: np.ndarray, groups: int, r: int) -> np.ndarray:

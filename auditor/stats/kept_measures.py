@@ -18,9 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.domain import IntervalMethod, ProjectSettings, RaterModel, Scale
-from auditor.stats import intervals, rho
+from auditor.stats import chance, cohen, intervals, kept_pairs, reading, reporting, rho
 from auditor.stats.bands import BandScale
-from auditor.stats.coefficients import NO_PAIRABLE, SINGLE_CATEGORY, category_key
+from auditor.stats.coefficients import NO_PAIRABLE, NO_SHARED, SINGLE_CATEGORY, category_key
+from auditor.stats.cohen import PairwiseCohen
 from auditor.stats.group_jackknife import grouped_jackknife
 from auditor.stats.kept import KeptStats
 from auditor.stats.kept_estimates import (
@@ -40,6 +41,7 @@ from auditor.stats.results import (
     CATEGORY_MEASURES,
     ORDINAL_MEASURES,
     PROJECT_MEASURES,
+    CohenPair,
     Measure,
     MeasureSet,
     RaterResult,
@@ -315,6 +317,36 @@ def _raters(
     return tuple(out)
 
 
+def _bias_index(total: KeptStats, settings: ProjectSettings) -> Measure:
+    """The bias index from the kept pair tables (``reading.bias_index``), without interval."""
+    shared = int(np.rint(total.pair_confusion.sum()))
+    value = reading.bias_index(total.pair_confusion[0])
+    reason = NO_PAIRABLE if total.n[0] == 0 else (None if np.isfinite(value) else NO_SHARED)
+    return make_measure(value, shared, reason, None, None, settings)
+
+
+def _pairwise(
+    total: KeptStats, rater_names: tuple[str, ...], settings: ProjectSettings, ordinal: bool
+) -> tuple[CohenPair, ...]:
+    """Every pair's Cohen kappa (and cohen_w on an ordinal scale) from its kept confusion
+    table, with the full path's delete-one-item jackknife (a function of the table alone)."""
+    a, b = kept_pairs.decode(total.pair_key)
+    confusion = total.pair_confusion[0]
+    result = PairwiseCohen(
+        rater_a=a,
+        rater_b=b,
+        n_items=np.rint(confusion.sum(axis=(1, 2))).astype(np.int64),
+        kappa=cohen.kappa_of(confusion),
+        confusion=confusion,
+    )
+    weights = (
+        chance.weight_matrix(total.n_categories, settings.scale, settings.weights)
+        if ordinal
+        else None
+    )
+    return reporting.pairwise(None, rater_names, settings, None, weights, result)
+
+
 def kept_measure_set(
     state: KeptStats,
     *,
@@ -353,11 +385,17 @@ def kept_measure_set(
         kept = name in _PROJECT or name == "mean_self_agreement"
         if name == "rho" and not options.covered:
             kept = False
+        if name == "bias_index":
+            # its interval deletes an item from every pair at once: item-level, not kept
+            kept = method == IntervalMethod.NONE
         if not kept or bootstrap:
             measures[name] = _not_kept()
             missing.append(f"measures.{name}")
             continue
-        measures[name] = _project(name, found, state, jackknife, settings)
+        if name == "bias_index":
+            measures[name] = _bias_index(total, settings)
+        else:
+            measures[name] = _project(name, found, state, jackknife, settings)
 
     by_category: dict[str, dict[str, Measure]] = {}
     for name in CATEGORY_MEASURES:
@@ -373,8 +411,11 @@ def kept_measure_set(
     rater_results = _raters(state, rater_names, is_model, settings, jackknife, ordinal, missing)
     if is_model.any():
         missing.append("models")
-    if int((~is_model).sum()) >= 2:
-        missing.append("pairwise_cohen")
+    pairs: tuple[CohenPair, ...] = ()
+    if bootstrap and int((~is_model).sum()) >= 2:
+        missing.append("pairwise_cohen")  # its resamples are drawn with everything else's
+    else:
+        pairs = _pairwise(total, rater_names, settings, ordinal)
 
     rated = total.sa_items[0] > 0
     sa = total.sa_sum[0][rated] / total.sa_items[0][rated]
@@ -392,7 +433,7 @@ def kept_measure_set(
         measures=measures,
         raters=rater_results,
         models=(),
-        pairwise_cohen=(),
+        pairwise_cohen=pairs,
         interval_method=method,
         interval_level=settings.interval_level,
         seed=None,

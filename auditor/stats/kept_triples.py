@@ -89,21 +89,25 @@ def reduce(
 def align(
     parts: list[tuple[np.ndarray, np.ndarray]],
 ) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The union of the parts' keys and each part's weights (G_i, T_i) on it (G_i, T)."""
+    """The union of the parts' keys and each part's weights (G_i, T_i, ...) on it (G_i, T, ...)."""
     if len(parts) == 1:
         return parts[0][0], [parts[0][1]]
     union = np.unique(np.concatenate([keys for keys, _ in parts]))
     out = []
     for keys, weights in parts:  # bounded by the parts (two, or the groups)
-        full = np.zeros((weights.shape[0], union.shape[0]))
+        full = np.zeros((weights.shape[0], union.shape[0], *weights.shape[2:]))
         full[:, np.searchsorted(union, keys)] = weights
         out.append(full)
     return union, out
 
 
 def pruned(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Without the triples whose weight is zero (below ``ZERO``) in every group."""
-    keep = (np.abs(weights) > ZERO).any(axis=0)
+    """Without the keys whose weight is zero (below ``ZERO``) in every group (and cell, for
+    weights (G, T, ...) with cells after the key axis)."""
+    if keys.shape[0] == 0:
+        return keys, weights
+    cells = np.abs(weights) > ZERO
+    keep = cells.reshape(weights.shape[0], weights.shape[1], -1).any(axis=(0, 2))
     if keep.all():
         return keys, weights
     return keys[keep], weights[:, keep]

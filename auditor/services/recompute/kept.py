@@ -39,7 +39,10 @@ from auditor.storage.label_loader import (
 from auditor.storage.unit_of_work import UnitOfWork
 
 # Bumped whenever the kept arrays change meaning: a stored state of another version rebuilds.
-VERSION = 7
+VERSION = 8
+
+# The payload slot (a group index no group has) of the ungrouped pair tables (stats/kept_pairs).
+PAIRS_SLOT = -1
 
 # More new labels than this, and more than 1 / REBUILD_SHARE of those already kept: the update
 # rebuilds instead (a columnar read of every label costs less than reading that many by row
@@ -144,11 +147,19 @@ def state_of(record: KeptRecord, layout: Layout) -> kept.KeptStats:
             parts.append(kept.empty(1, len(layout.raters), len(layout.categories)))
         else:
             parts.append(kept.KeptStats(**from_payload(payload)))
-    return kept.KeptStats.stack(parts)
+    state = kept.KeptStats.stack(parts)
+    pairs = record.payloads.get(PAIRS_SLOT)
+    if pairs is None:
+        return state
+    return state.with_pairs(**from_payload(pairs))
 
 
-def payloads(state: kept.KeptStats, groups: list[int]) -> dict[int, bytes]:
-    return {g: to_payload(state.group(g).arrays()) for g in groups}
+def payloads(state: kept.KeptStats, groups: list[int], pairs: bool = True) -> dict[int, bytes]:
+    """The payloads of ``groups`` and (``pairs``) of the ungrouped pair tables."""
+    out = {g: to_payload(state.group(g).arrays()) for g in groups}
+    if pairs:
+        out[PAIRS_SLOT] = to_payload(state.pairs())
+    return out
 
 
 def _layout_now(uow: UnitOfWork, project_id: int, raters: list[int]) -> Layout:

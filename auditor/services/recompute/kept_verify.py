@@ -15,7 +15,7 @@ from auditor.services.recompute.kept import (
     state_of,
     update_kept,
 )
-from auditor.stats import kept
+from auditor.stats import kept, kept_pairs
 from auditor.stats import kept_estimates as measures
 from auditor.stats import kept_triples as triples
 from auditor.storage import snapshot_repository
@@ -87,6 +87,13 @@ def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Veri
         ]
     )
     largest = max(largest, float(np.abs(ours_t - theirs_t).max(initial=0.0)))
+    _, (ours_p, theirs_p) = triples.align(
+        [
+            (incremental.pair_key, incremental.pair_confusion),
+            (rebuilt.pair_key, rebuilt.pair_confusion),
+        ]
+    )
+    largest = max(largest, float(np.abs(ours_p - theirs_p).max(initial=0.0)))
     ours = measures.estimates(incremental, rho=options)
     theirs = measures.estimates(rebuilt, rho=options)
     pairs = {name: (ours[name].value, theirs[name].value) for name in ours}
@@ -138,7 +145,24 @@ def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
         s_share=state.s_share[:, index],
         confusion=state.confusion[:, index],
         **_triples(state, index),
+        **_pair_tables(state, index),
     )
+
+
+def _pair_tables(state: kept.KeptStats, index: np.ndarray) -> dict[str, np.ndarray]:
+    """The pair tables renumbered (new slot i holds old slot index[i]); a pair whose order
+    flips has its table transposed (rows: the lower slot's category)."""
+    new_slot = np.full(max(state.n_raters, 1), -1, dtype=np.int64)
+    new_slot[index] = np.arange(index.shape[0])
+    a, b = (new_slot[x] for x in kept_pairs.decode(state.pair_key))
+    keep = (a >= 0) & (b >= 0)
+    a, b, tables = a[keep], b[keep], state.pair_confusion[0][keep]
+    flip = a > b
+    tables = np.where(flip[:, None, None], np.swapaxes(tables, 1, 2), tables)
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    keys = (low << kept_pairs.SHIFT) | high
+    order = np.argsort(keys)
+    return {"pair_key": keys[order], "pair_confusion": tables[order][None]}
 
 
 def _triples(state: kept.KeptStats, index: np.ndarray) -> dict[str, np.ndarray]:

@@ -172,7 +172,7 @@ def test_what_is_missing_is_named() -> None:
     labels = synthetic_project(300, 5, n_models=1, repeat_share=0.1, seed=4)
     ordinal = ProjectSettings(scale=Scale.ORDINAL)
     kept = _kept(labels, ordinal, 20)
-    assert "models" in kept.missing and "pairwise_cohen" in kept.missing
+    assert "models" in kept.missing and "pairwise_cohen" not in kept.missing
     assert "measures.kappa_s_w" in kept.missing and "measures.bias_index" in kept.missing
     for part in ("raters.s_vs_group", "raters.confusion", "raters.grade_bias"):
         assert part not in kept.missing, part
@@ -181,7 +181,7 @@ def test_what_is_missing_is_named() -> None:
     assert_equal_where_kept(kept, compute_measures(labels, ordinal))
     boot = _kept(labels, ProjectSettings(interval_method=IntervalMethod.BOOTSTRAP), 20)
     assert "measures.kappa_s" in boot.missing and "by_category.category_share" in boot.missing
-    assert "raters.self_agreement" in boot.missing
+    assert "raters.self_agreement" in boot.missing and "pairwise_cohen" in boot.missing
 
 
 def test_kept_intervals_hold_the_estimates() -> None:
