@@ -37,9 +37,11 @@ Sums kept per group g (R raters in the kept numbering, K categories):
     confusion (G, R, K, K)  T_p[c, k]: over p's pairable items she labeled c, the share of the
                       other group raters who gave k (``reading.rater_confusion``; the rows
                       normalised are her confusion, with her counts a_pc her grade bias)
-    triple_key (T,), triple_weight (G, T)  T_pqr = sum_{u: p, q, r in R_u} 1/((m_u-1)(m_u-2)),
+    triple_key (T,), triple_weight (1, T)  T_pqr = sum_{u: p, q, r in R_u} 1/((m_u-1)(m_u-2)),
                       sparse over the rater triples that shared an item (``kept_triples``): S's
-                      chance term is a quadratic form of the biases v in it
+                      chance term is a quadratic form of the biases v in it; project totals
+                      only (per group they grow with the items: 32 MB at 100k items, 200
+                      raters, 5 a item, against at most C(R, 3) entries ungrouped)
     pair_key (P,), pair_confusion (1, P, K, K)  each rater pair's confusion table over the
                       items both labeled, project totals only (``kept_pairs``: not grouped;
                       every jackknife replicate carries the same totals)
@@ -111,6 +113,9 @@ _ADDITIVE = (
     "s_share",
     "confusion",
 )
+# The project totals kept without groups, sparse: (key array, values array) names.
+_TABLES = (("triple_key", "triple_weight"), ("pair_key", "pair_confusion"))
+_UNGROUPED = tuple(name for table in _TABLES for name in table)
 # The arrays with a rater axis at 1 (and 2 for the pair tables): ``widened`` pads them.
 _BY_RATER = (
     "rater_counts",
@@ -181,39 +186,28 @@ class KeptStats:
         return int(self.counts.shape[1])
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """Every array by name (the payload): the additive ones and the sparse triples."""
-        out = self.additive()
-        out["triple_key"] = self.triple_key
-        out["triple_weight"] = self.triple_weight
-        out["pair_key"] = self.pair_key
-        out["pair_confusion"] = self.pair_confusion
-        return out
-
-    def pairs(self) -> dict[str, np.ndarray]:
-        """The ungrouped pair tables (their own payload)."""
-        return {"pair_key": self.pair_key, "pair_confusion": self.pair_confusion}
-
-    def with_pairs(self, pair_key: np.ndarray, pair_confusion: np.ndarray) -> KeptStats:
-        return dataclasses.replace(self, pair_key=pair_key, pair_confusion=pair_confusion)
-
-    def without_pairs(self) -> KeptStats:
-        k = self.n_categories
-        return self.with_pairs(np.zeros(0, dtype=np.int64), np.zeros((1, 0, k, k)))
+        """Every array by name: the grouped sums and the ungrouped sparse tables."""
+        return {**self.additive(), **self.ungrouped()}
 
     def additive(self) -> dict[str, np.ndarray]:
+        """The sums kept per group (leading axis G)."""
         return {name: getattr(self, name) for name in _ADDITIVE}
 
-    def _with(
-        self, dense: dict[str, np.ndarray], keys: np.ndarray, weights: np.ndarray
-    ) -> KeptStats:
-        """Other sums, the same ungrouped pair tables."""
-        return KeptStats(
-            **dense,
-            triple_key=keys,
-            triple_weight=weights,
-            pair_key=self.pair_key,
-            pair_confusion=self.pair_confusion,
-        )
+    def ungrouped(self) -> dict[str, np.ndarray]:
+        """The project totals kept without groups (their own payload): the rater triples'
+        and pairs' sparse tables, keys (T,) and values (1, T, ...)."""
+        return {name: getattr(self, name) for name in _UNGROUPED}
+
+    def with_ungrouped(self, **tables: np.ndarray) -> KeptStats:
+        return dataclasses.replace(self, **tables)
+
+    def without_ungrouped(self) -> KeptStats:
+        k = self.n_categories
+        return self.with_ungrouped(**no_tables(k))
+
+    def _with(self, dense: dict[str, np.ndarray]) -> KeptStats:
+        """Other grouped sums, the same ungrouped tables."""
+        return KeptStats(**dense, **self.ungrouped())
 
     def plus(self, other: KeptStats, sign: float = 1.0) -> KeptStats:
         """self + sign * other (same groups, raters and categories)."""
@@ -223,33 +217,33 @@ class KeptStats:
             self.n_categories,
         ):
             raise ValueError("kept statistics of different shapes cannot be merged")
-        keys, (mine, theirs) = triples.align(
-            [(self.triple_key, self.triple_weight), (other.triple_key, other.triple_weight)]
-        )
         dense = {k: v + sign * getattr(other, k) for k, v in self.additive().items()}
-        pair_key, (ours, others) = triples.align(
-            [(self.pair_key, self.pair_confusion), (other.pair_key, other.pair_confusion)]
-        )
-        summed = self._with(dense, *triples.pruned(keys, mine + sign * theirs))
-        return summed.with_pairs(*triples.pruned(pair_key, ours + sign * others))
+        tables: dict[str, np.ndarray] = {}
+        for key, values in _TABLES:  # the triples, the pairs
+            union, (mine, theirs) = triples.align(
+                [
+                    (getattr(self, key), getattr(self, values)),
+                    (getattr(other, key), getattr(other, values)),
+                ]
+            )
+            tables[key], tables[values] = triples.pruned(union, mine + sign * theirs)
+        return KeptStats(**dense, **tables)
 
     def minus(self, other: KeptStats) -> KeptStats:
         return self.plus(other, -1.0)
 
     def total(self) -> KeptStats:
         """The project's sums: one group holding the sum over groups."""
-        dense = {k: v.sum(axis=0, keepdims=True) for k, v in self.additive().items()}
-        return self._with(dense, self.triple_key, self.triple_weight.sum(axis=0, keepdims=True))
+        return self._with({k: v.sum(axis=0, keepdims=True) for k, v in self.additive().items()})
 
     def without_each_group(self) -> KeptStats:
-        """G states, the g-th the total without group g (the jackknife's deletions)."""
-        dense = {k: v.sum(axis=0, keepdims=True) - v for k, v in self.additive().items()}
-        weights = self.triple_weight.sum(axis=0, keepdims=True) - self.triple_weight
-        return self._with(dense, self.triple_key, weights)
+        """G states, the g-th the total without group g (the jackknife's deletions); the
+        ungrouped tables stay the totals in each."""
+        return self._with({k: v.sum(axis=0, keepdims=True) - v for k, v in self.additive().items()})
 
     def widened(self, n_raters: int) -> KeptStats:
-        """The same sums with raters appended (zero rows) up to ``n_raters`` (the triples'
-        keys do not depend on the number of raters)."""
+        """The same sums with raters appended (zero rows) up to ``n_raters`` (the sparse
+        tables' keys do not depend on the number of raters)."""
         extra = n_raters - self.n_raters
         if extra < 0:
             raise ValueError("kept statistics cannot lose raters")
@@ -271,24 +265,28 @@ class KeptStats:
         )
 
     def group(self, g: int) -> KeptStats:
-        """Group g's sums, without the (ungrouped) pair tables."""
+        """Group g's sums, without the ungrouped tables."""
         dense = {k: v[g : g + 1] for k, v in self.additive().items()}
-        weights = self.triple_weight[g : g + 1]
-        return self._with(dense, *triples.pruned(self.triple_key, weights)).without_pairs()
+        return KeptStats(**dense, **no_tables(self.n_categories))
 
     @staticmethod
     def stack(parts: list[KeptStats]) -> KeptStats:
-        """The groups of ``parts`` one after the other; their pair tables summed."""
+        """The groups of ``parts`` one after the other; their ungrouped tables summed."""
         dense = {k: np.concatenate([getattr(p, k) for p in parts]) for k in _ADDITIVE}
-        keys, weights = triples.align([(p.triple_key, p.triple_weight) for p in parts])
-        pair_key, tables = triples.align([(p.pair_key, p.pair_confusion) for p in parts])
-        return KeptStats(
-            **dense,
-            triple_key=keys,
-            triple_weight=np.concatenate(weights),
-            pair_key=pair_key,
-            pair_confusion=np.sum(tables, axis=0),
-        )
+        tables: dict[str, np.ndarray] = {}
+        for key, values in _TABLES:  # the triples, the pairs
+            union, aligned = triples.align([(getattr(p, key), getattr(p, values)) for p in parts])
+            tables[key], tables[values] = union, np.sum(aligned, axis=0)
+        return KeptStats(**dense, **tables)
+
+
+def no_tables(k: int) -> dict[str, np.ndarray]:
+    return {
+        "triple_key": np.zeros(0, dtype=np.int64),
+        "triple_weight": np.zeros((1, 0)),
+        "pair_key": np.zeros(0, dtype=np.int64),
+        "pair_confusion": np.zeros((1, 0, k, k)),
+    }
 
 
 def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
@@ -318,10 +316,7 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         s_amax=np.zeros((g, r)),
         s_share=np.zeros((g, r, k)),
         confusion=np.zeros((g, r, k, k)),
-        triple_key=np.zeros(0, dtype=np.int64),
-        triple_weight=np.zeros((g, 0)),
-        pair_key=np.zeros(0, dtype=np.int64),
-        pair_confusion=np.zeros((1, 0, k, k)),
+        **no_tables(k),
     )
 
 
@@ -481,29 +476,27 @@ def _against_group(
     s_share = np.bincount(
         rater_code * k + table.label_category[three], minlength=groups * r * k
     ).astype(float)
-    found_keys, found_groups, found_weights = [], [], []
+    found_keys, found_weights = [], []
     for i, j, h in triples.within_item_triples(table.label_item, table.starts, table.m):
         ordered = np.sort(np.column_stack([s_label[i], s_label[j], s_label[h]]), axis=1)
         item = table.label_item[i]
         keys, weights = triples.reduce(
             triples.encode(ordered[:, 0], ordered[:, 1], ordered[:, 2]),
-            g_item[item],
+            np.zeros(item.shape[0], dtype=np.int64),
             inverse[item],
-            groups,
+            1,
         )
-        used = np.nonzero(weights)
-        found_keys.append(keys[used[1]])
-        found_groups.append(used[0])
-        found_weights.append(weights[used])
+        found_keys.append(keys)
+        found_weights.append(weights[0])
     if found_keys:
         keys, weights = triples.reduce(
             np.concatenate(found_keys),
-            np.concatenate(found_groups),
+            np.zeros(sum(k.shape[0] for k in found_keys), dtype=np.int64),
             np.concatenate(found_weights),
-            groups,
+            1,
         )
     else:
-        keys, weights = np.zeros(0, dtype=np.int64), np.zeros((groups, 0))
+        keys, weights = np.zeros(0, dtype=np.int64), np.zeros((1, 0))
     return {
         "s_items": s_items.reshape(groups, r),
         "s_ao": s_ao.reshape(groups, r),

@@ -274,13 +274,15 @@ def rater_estimates(state: KeptStats) -> KeptRaters:
     )
 
 
-def s_against_group(s: KeptStats) -> np.ndarray:
+def s_against_group(s: KeptStats, scale: np.ndarray | None = None) -> np.ndarray:
     """Each rater's S against the others (S, R), NaN where undefined (``group.against_group``):
     Ae_p = share_p . T_p / n_p^2 with T_pc = sum_{q != r, both != p} T_pqr v_qc v_rc and v
-    the state's rater biases."""
+    the state's rater biases. ``scale`` (S, R) multiplies T_p (the jackknife's replicates)."""
     n_p = s.rater_counts.sum(axis=2)
     bias = s.rater_counts / np.maximum(n_p, 1.0)[..., None]
     chance = triples.chance_terms(s.triple_key, s.triple_weight, bias)
+    if scale is not None:
+        chance *= scale[..., None]
     n = s.s_items
     ae = safe_ratio(np.einsum("srk,srk->sr", s.s_share, chance), n**2)
     result: np.ndarray = s_from(safe_ratio(s.s_ao, n), ae, safe_ratio(s.s_amax, n))
@@ -301,8 +303,10 @@ class KeptAgainstGroup:
 
 
 def against_group_estimates(state: KeptStats, level: float | None = 0.95) -> KeptAgainstGroup:
-    """S against the group of every rater from the kept sums; with ``level`` its interval:
-    the replicate without group g recomputes the biases v too (they are estimates)."""
+    """S against the group of every rater from the kept sums; with ``level`` its interval by
+    the delete-a-group jackknife: the replicate without group g recomputes n_p, Ao, Amax,
+    p's categories and the biases v exactly, and scales p's chance term (an approximation:
+    the triples are not grouped)."""
     total = state.total()
     value = s_against_group(total)[0]
     n = total.s_items[0].astype(np.int64)
@@ -311,7 +315,12 @@ def against_group_estimates(state: KeptStats, level: float | None = 0.95) -> Kep
     reasons: list[str | None] = [None] * r
     if level is None:
         return KeptAgainstGroup(value, n, low, high, tuple(reasons))
-    replicates = s_against_group(state.without_each_group())
+    # T_pqr is kept without groups (its size per group grows with the items): a replicate
+    # takes p's chance term from the totals, with the biases v without group g, scaled by
+    # the share of p's items left (her items in group g taken as typical of hers)
+    dropped = state.without_each_group()
+    left = safe_ratio(dropped.s_items, np.broadcast_to(total.s_items, dropped.s_items.shape))
+    replicates = s_against_group(dropped, np.nan_to_num(left))
     for p in np.flatnonzero(np.isfinite(value)):  # bounded by the raters
         held = state.s_items[:, p] > 0
         lo, hi, why = grouped_jackknife(float(value[p]), replicates[held, p], level, -math.inf, 1.0)

@@ -129,7 +129,7 @@ def chance_terms(keys: np.ndarray, weights: np.ndarray, bias: np.ndarray) -> np.
     """Per state s, rater p and category c: sum_{q != r, both != p} T_pqr v_qc v_rc, i.e.
     2 sum over kept triples holding p of T times the product of the other two's biases.
 
-    weights : (S, T); bias : (S, R, K). Returns (S, R, K)."""
+    weights : (S, T), or (1, T) for every state; bias : (S, R, K). Returns (S, R, K)."""
     n_states, r, k = bias.shape
     out = np.zeros((n_states, r, k))
     if keys.shape[0] == 0:
@@ -138,7 +138,7 @@ def chance_terms(keys: np.ndarray, weights: np.ndarray, bias: np.ndarray) -> np.
     columns = np.arange(k)
     for s in range(n_states):  # bounded by G + 1 states (the jackknife's)
         v = bias[s]
-        w = 2.0 * weights[s][:, None]
+        w = 2.0 * weights[s if weights.shape[0] > 1 else 0][:, None]
         for me, one, two in ((a, b, c), (b, a, c), (c, a, b)):  # each member of the triple
             code = (me[:, None] * k + columns[None, :]).ravel()
             out[s] += np.bincount(
