@@ -32,6 +32,21 @@ Sums kept per group g (R raters in the kept numbering, K categories):
                       pairable item, as ``measures._prevalence`` takes it)
     labels, items (G,), rater_labels (G, R)  every label, item and rater's labels, pairable
                       or not (n_labels, n_items; the raters a window still holds)
+    s_items, s_ao, s_amax (G, R)  S against the group (``group.against_group``), over rater
+                      p's items with m_u >= 3: their number, sum of Ao and Amax of the others
+                      (pairs among the others agreeing with p's category, the best category's)
+    s_share (G, R, K) p's categories on those items
+    confusion (G, R, K, K)  T_p[c, k]: over p's pairable items she labeled c, the share of the
+                      other group raters who gave k (``reading.rater_confusion``; the rows
+                      normalised are her confusion, with her counts a_pc her grade bias)
+    triple_key (T,), triple_weight (1, T)  T_pqr = sum_{u: p, q, r in R_u} 1/((m_u-1)(m_u-2)),
+                      sparse over the rater triples that shared an item (``kept_triples``): S's
+                      chance term is a quadratic form of the biases v in it; project totals
+                      only (per group they grow with the items: 32 MB at 100k items, 200
+                      raters, 5 a item, against at most C(R, 3) entries ungrouped)
+    pair_key (P,), pair_confusion (1, P, K, K)  each rater pair's confusion table over the
+                      items both labeled, project totals only (``kept_pairs``: not grouped;
+                      every jackknife replicate carries the same totals)
 
 The same ``contributions`` builds them from label arrays for the one-shot ``auditor stats``
 and for the service's updates, so the two cannot drift. The measures read from the sums are in
@@ -46,9 +61,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.domain import CollapsePolicy, LabelArrays
+from auditor.stats import kept_pairs
+from auditor.stats import kept_triples as triples
+from auditor.stats.group import _without_rater
 from auditor.stats.kappa import observed_per_item
+from auditor.stats.reading import confusion_carry
 from auditor.stats.selfagreement import pairs_agreeing
-from auditor.stats.tables import collapse, group_table, within_item_pairs
+from auditor.stats.tables import GroupTable, collapse, group_table, within_item_pairs
 
 # Groups for the delete-a-group jackknife; fixed per project (changing it is a rebuild).
 DEFAULT_GROUPS = 20
@@ -93,6 +112,29 @@ _ADDITIVE = (
     "labels",
     "items",
     "rater_labels",
+    "s_items",
+    "s_ao",
+    "s_amax",
+    "s_share",
+    "confusion",
+)
+# The project totals kept without groups, sparse: (key array, values array) names.
+_TABLES = (("triple_key", "triple_weight"), ("pair_key", "pair_confusion"))
+_UNGROUPED = tuple(name for table in _TABLES for name in table)
+# The arrays with a rater axis at 1 (and 2 for the pair tables): ``widened`` pads them.
+_BY_RATER = (
+    "rater_counts",
+    "sa_sum",
+    "sa_items",
+    "looks",
+    "inverse_m",
+    "effect_m",
+    "s_items",
+    "s_ao",
+    "s_amax",
+    "s_share",
+    "confusion",
+    "rater_labels",
 )
 
 
@@ -130,6 +172,15 @@ class KeptStats:
     labels: np.ndarray
     items: np.ndarray
     rater_labels: np.ndarray
+    s_items: np.ndarray
+    s_ao: np.ndarray
+    s_amax: np.ndarray
+    s_share: np.ndarray
+    confusion: np.ndarray
+    triple_key: np.ndarray
+    triple_weight: np.ndarray
+    pair_key: np.ndarray
+    pair_confusion: np.ndarray
 
     @property
     def n_groups(self) -> int:
@@ -144,7 +195,28 @@ class KeptStats:
         return int(self.counts.shape[1])
 
     def arrays(self) -> dict[str, np.ndarray]:
+        """Every array by name: the grouped sums and the ungrouped sparse tables."""
+        return {**self.additive(), **self.ungrouped()}
+
+    def additive(self) -> dict[str, np.ndarray]:
+        """The sums kept per group (leading axis G)."""
         return {name: getattr(self, name) for name in _ADDITIVE}
+
+    def ungrouped(self) -> dict[str, np.ndarray]:
+        """The project totals kept without groups (their own payload): the rater triples'
+        and pairs' sparse tables, keys (T,) and values (1, T, ...)."""
+        return {name: getattr(self, name) for name in _UNGROUPED}
+
+    def with_ungrouped(self, **tables: np.ndarray) -> KeptStats:
+        return dataclasses.replace(self, **tables)
+
+    def without_ungrouped(self) -> KeptStats:
+        k = self.n_categories
+        return self.with_ungrouped(**no_tables(k))
+
+    def _with(self, dense: dict[str, np.ndarray]) -> KeptStats:
+        """Other grouped sums, the same ungrouped tables."""
+        return KeptStats(**dense, **self.ungrouped())
 
     def plus(self, other: KeptStats, sign: float = 1.0) -> KeptStats:
         """self + sign * other (same groups, raters and categories)."""
@@ -154,21 +226,33 @@ class KeptStats:
             self.n_categories,
         ):
             raise ValueError("kept statistics of different shapes cannot be merged")
-        return KeptStats(**{k: v + sign * getattr(other, k) for k, v in self.arrays().items()})
+        dense = {k: v + sign * getattr(other, k) for k, v in self.additive().items()}
+        tables: dict[str, np.ndarray] = {}
+        for key, values in _TABLES:  # the triples, the pairs
+            union, (mine, theirs) = triples.align(
+                [
+                    (getattr(self, key), getattr(self, values)),
+                    (getattr(other, key), getattr(other, values)),
+                ]
+            )
+            tables[key], tables[values] = triples.pruned(union, mine + sign * theirs)
+        return KeptStats(**dense, **tables)
 
     def minus(self, other: KeptStats) -> KeptStats:
         return self.plus(other, -1.0)
 
     def total(self) -> KeptStats:
         """The project's sums: one group holding the sum over groups."""
-        return KeptStats(**{k: v.sum(axis=0, keepdims=True) for k, v in self.arrays().items()})
+        return self._with({k: v.sum(axis=0, keepdims=True) for k, v in self.additive().items()})
 
     def without_each_group(self) -> KeptStats:
-        """G states, the g-th the total without group g (the jackknife's deletions)."""
-        return KeptStats(**{k: v.sum(axis=0, keepdims=True) - v for k, v in self.arrays().items()})
+        """G states, the g-th the total without group g (the jackknife's deletions); the
+        ungrouped tables stay the totals in each."""
+        return self._with({k: v.sum(axis=0, keepdims=True) - v for k, v in self.additive().items()})
 
     def widened(self, n_raters: int) -> KeptStats:
-        """The same sums with raters appended (zero rows) up to ``n_raters``."""
+        """The same sums with raters appended (zero rows) up to ``n_raters`` (the sparse
+        tables' keys do not depend on the number of raters)."""
         extra = n_raters - self.n_raters
         if extra < 0:
             raise ValueError("kept statistics cannot lose raters")
@@ -181,25 +265,37 @@ class KeptStats:
                 widths[axis] = (0, extra)
             return np.pad(v, widths)
 
+        padded = {name: pad(getattr(self, name), (1,)) for name in _BY_RATER}
         return dataclasses.replace(
             self,
-            rater_counts=pad(self.rater_counts, (1,)),
+            **padded,
             pair_weight=pad(self.pair_weight, (1, 2)),
             agree=pad(self.agree, (1, 2)),
-            sa_sum=pad(self.sa_sum, (1,)),
-            sa_items=pad(self.sa_items, (1,)),
-            looks=pad(self.looks, (1,)),
-            inverse_m=pad(self.inverse_m, (1,)),
-            effect_m=pad(self.effect_m, (1,)),
-            rater_labels=pad(self.rater_labels, (1,)),
         )
 
     def group(self, g: int) -> KeptStats:
-        return KeptStats(**{k: v[g : g + 1] for k, v in self.arrays().items()})
+        """Group g's sums, without the ungrouped tables."""
+        dense = {k: v[g : g + 1] for k, v in self.additive().items()}
+        return KeptStats(**dense, **no_tables(self.n_categories))
 
     @staticmethod
     def stack(parts: list[KeptStats]) -> KeptStats:
-        return KeptStats(**{k: np.concatenate([getattr(p, k) for p in parts]) for k in _ADDITIVE})
+        """The groups of ``parts`` one after the other; their ungrouped tables summed."""
+        dense = {k: np.concatenate([getattr(p, k) for p in parts]) for k in _ADDITIVE}
+        tables: dict[str, np.ndarray] = {}
+        for key, values in _TABLES:  # the triples, the pairs
+            union, aligned = triples.align([(getattr(p, key), getattr(p, values)) for p in parts])
+            tables[key], tables[values] = union, np.sum(aligned, axis=0)
+        return KeptStats(**dense, **tables)
+
+
+def no_tables(k: int) -> dict[str, np.ndarray]:
+    return {
+        "triple_key": np.zeros(0, dtype=np.int64),
+        "triple_weight": np.zeros((1, 0)),
+        "pair_key": np.zeros(0, dtype=np.int64),
+        "pair_confusion": np.zeros((1, 0, k, k)),
+    }
 
 
 def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
@@ -227,6 +323,12 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         labels=np.zeros(g),
         items=np.zeros(g),
         rater_labels=np.zeros((g, r)),
+        s_items=np.zeros((g, r)),
+        s_ao=np.zeros((g, r)),
+        s_amax=np.zeros((g, r)),
+        s_share=np.zeros((g, r, k)),
+        confusion=np.zeros((g, r, k, k)),
+        **no_tables(k),
     )
 
 
@@ -348,4 +450,77 @@ def contributions(
         rater_labels=np.bincount(label_group * r + slot[labels.rater], minlength=groups * r)
         .reshape(groups, r)
         .astype(float),
+        confusion=_confusion(table, g_label * r + s_label, groups, r),
+        **_against_group(table, g_item, s_label, groups, r),
+        **_pairs(table, s_label),
     )
+
+
+def _pairs(table: GroupTable, s_label: np.ndarray) -> dict[str, np.ndarray]:
+    keys, tables = kept_pairs.pair_tables(table, s_label)
+    return {"pair_key": keys, "pair_confusion": tables}
+
+
+def _confusion(table: GroupTable, rater_code: np.ndarray, groups: int, r: int) -> np.ndarray:
+    """T per (group, rater) code of each label (``reading.rater_confusion``), (G, R, K, K)."""
+    k, n_codes = table.counts.shape[1], groups * r
+    carry = confusion_carry(table)
+    code = rater_code * k + table.label_category
+    carried = np.empty((n_codes * k, k + 1))
+    for column in range(k + 1):  # bounded by the number of categories
+        carried[:, column] = np.bincount(
+            code, weights=carry[table.label_item, column], minlength=n_codes * k
+        )
+    out = carried[:, :k].copy()
+    # her own label is not one of the others'
+    out[np.arange(n_codes * k), np.tile(np.arange(k), n_codes)] -= carried[:, k]
+    return out.reshape(groups, r, k, k)
+
+
+def _against_group(
+    table: GroupTable, g_item: np.ndarray, s_label: np.ndarray, groups: int, r: int
+) -> dict[str, np.ndarray]:
+    """S against the group's per-item sums (module docstring): each label on an item with
+    m_u >= 3 adds to its rater's count, Ao, Amax and category; each triple of its raters adds
+    w_u to T."""
+    k = table.counts.shape[1]
+    observed_uc, best_uc, inverse = _without_rater(table)
+    three = inverse[table.label_item] > 0
+    code = table.label_code[three]
+    g_label = g_item[table.label_item[three]]
+    rater_code = g_label * r + s_label[three]
+    s_items = np.bincount(rater_code, minlength=groups * r).astype(float)
+    s_ao = np.bincount(rater_code, weights=observed_uc[code], minlength=groups * r)
+    s_amax = np.bincount(rater_code, weights=best_uc[code], minlength=groups * r)
+    s_share = np.bincount(
+        rater_code * k + table.label_category[three], minlength=groups * r * k
+    ).astype(float)
+    found_keys, found_weights = [], []
+    for i, j, h in triples.within_item_triples(table.label_item, table.starts, table.m):
+        ordered = np.sort(np.column_stack([s_label[i], s_label[j], s_label[h]]), axis=1)
+        item = table.label_item[i]
+        keys, weights = triples.reduce(
+            triples.encode(ordered[:, 0], ordered[:, 1], ordered[:, 2]),
+            np.zeros(item.shape[0], dtype=np.int64),
+            inverse[item],
+            1,
+        )
+        found_keys.append(keys)
+        found_weights.append(weights[0])
+    if found_keys:
+        keys, weights = triples.reduce(
+            np.concatenate(found_keys),
+            np.zeros(sum(k.shape[0] for k in found_keys), dtype=np.int64),
+            np.concatenate(found_weights),
+            1,
+        )
+    else:
+        keys, weights = np.zeros(0, dtype=np.int64), np.zeros((1, 0))
+    return {
+        "s_items": s_items.reshape(groups, r),
+        "s_ao": s_ao.reshape(groups, r),
+        "s_amax": s_amax.reshape(groups, r),
+        "s_share": s_share.reshape(groups, r, k),
+        "triple_key": keys,
+        "triple_weight": weights,
+    }

@@ -16,13 +16,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.domain import RaterModel, RhoMode, RhoUnrated
+from auditor.stats import kept_triples as triples
 from auditor.stats import rho as rho_module
 from auditor.stats.alpha import _alpha
 from auditor.stats.coefficients import category_key
 from auditor.stats.estimators import value_range
+from auditor.stats.group import s_from
 from auditor.stats.group_jackknife import grouped_jackknife
 from auditor.stats.kappa import _fleiss, kappa_from
 from auditor.stats.kept import KeptStats
+from auditor.stats.reading import grade_bias_from
 from auditor.stats.selfagreement import (
     chance_agreement,
     corrected_for_chance,
@@ -269,3 +272,91 @@ def rater_estimates(state: KeptStats) -> KeptRaters:
         total.sa_items[0].astype(np.int64),
         total.looks[0].astype(np.int64),
     )
+
+
+def s_against_group(s: KeptStats, scale: np.ndarray | None = None) -> np.ndarray:
+    """Each rater's S against the others (S, R), NaN where undefined (``group.against_group``):
+    Ae_p = share_p . T_p / n_p^2 with T_pc = sum_{q != r, both != p} T_pqr v_qc v_rc and v
+    the state's rater biases. ``scale`` (S, R) multiplies T_p (the jackknife's replicates)."""
+    n_p = s.rater_counts.sum(axis=2)
+    bias = s.rater_counts / np.maximum(n_p, 1.0)[..., None]
+    chance = triples.chance_terms(s.triple_key, s.triple_weight, bias)
+    if scale is not None:
+        chance *= scale[..., None]
+    n = s.s_items
+    ae = safe_ratio(np.einsum("srk,srk->sr", s.s_share, chance), n**2)
+    result: np.ndarray = s_from(safe_ratio(s.s_ao, n), ae, safe_ratio(s.s_amax, n))
+    return result
+
+
+@dataclass(frozen=True)
+class KeptAgainstGroup:
+    """S against the group per rater (R,): value (NaN where undefined), items used, and the
+    delete-a-group jackknife interval over the groups holding the rater's items (NaN where
+    none; ``reason`` per rater says why)."""
+
+    value: np.ndarray
+    n: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    reason: tuple[str | None, ...]
+
+
+def against_group_estimates(state: KeptStats, level: float | None = 0.95) -> KeptAgainstGroup:
+    """S against the group of every rater from the kept sums; with ``level`` its interval by
+    the delete-a-group jackknife: the replicate without group g recomputes n_p, Ao, Amax,
+    p's categories and the biases v exactly, and scales p's chance term (an approximation:
+    the triples are not grouped)."""
+    total = state.total()
+    value = s_against_group(total)[0]
+    n = total.s_items[0].astype(np.int64)
+    r = state.n_raters
+    low, high = np.full(r, np.nan), np.full(r, np.nan)
+    reasons: list[str | None] = [None] * r
+    if level is None:
+        return KeptAgainstGroup(value, n, low, high, tuple(reasons))
+    # T_pqr is kept without groups (its size per group grows with the items): a replicate
+    # takes p's chance term from the totals, with the biases v without group g, scaled by
+    # the share of p's items left (her items in group g taken as typical of hers)
+    dropped = state.without_each_group()
+    left = safe_ratio(dropped.s_items, np.broadcast_to(total.s_items, dropped.s_items.shape))
+    replicates = s_against_group(dropped, np.nan_to_num(left))
+    for p in np.flatnonzero(np.isfinite(value)):  # bounded by the raters
+        held = state.s_items[:, p] > 0
+        lo, hi, why = grouped_jackknife(float(value[p]), replicates[held, p], level, -math.inf, 1.0)
+        if lo is None or hi is None:
+            reasons[p] = why
+        else:
+            low[p], high[p] = lo, hi
+    return KeptAgainstGroup(value, n, low, high, tuple(reasons))
+
+
+@dataclass(frozen=True)
+class KeptGradeBias:
+    """Each rater's grade bias on an ordinal scale (R,) (``reading.grade_bias_from``): value
+    (NaN without a pairable item), her pairable items, and the delete-a-group jackknife
+    interval over the groups holding her pairable items (NaN where none)."""
+
+    value: np.ndarray
+    n: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def grade_bias_estimates(state: KeptStats, level: float | None = 0.95) -> KeptGradeBias:
+    total = state.total()
+    value = grade_bias_from(total.confusion[0], total.rater_counts[0])
+    n = total.rater_counts[0].sum(axis=1).astype(np.int64)
+    r, k = state.n_raters, state.n_categories
+    low, high = np.full(r, np.nan), np.full(r, np.nan)
+    if level is None:
+        return KeptGradeBias(value, n, low, high)
+    dropped = state.without_each_group()
+    held_by = state.rater_counts.sum(axis=2) > 0  # (G, R)
+    for p in np.flatnonzero(np.isfinite(value)):  # bounded by the raters
+        held = held_by[:, p]
+        replicates = grade_bias_from(dropped.confusion[held, p], dropped.rater_counts[held, p])
+        lo, hi, _ = grouped_jackknife(float(value[p]), replicates, level, -(k - 1.0), k - 1.0)
+        if lo is not None and hi is not None:
+            low[p], high[p] = lo, hi
+    return KeptGradeBias(value, n, low, high)

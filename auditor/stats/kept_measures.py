@@ -18,18 +18,30 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.domain import IntervalMethod, ProjectSettings, RaterModel, Scale
-from auditor.stats import intervals, rho
+from auditor.stats import chance, cohen, intervals, kept_pairs, reading, reporting, rho
 from auditor.stats.bands import BandScale
-from auditor.stats.coefficients import NO_PAIRABLE, SINGLE_CATEGORY, category_key
+from auditor.stats.coefficients import NO_PAIRABLE, NO_SHARED, SINGLE_CATEGORY, category_key
+from auditor.stats.cohen import PairwiseCohen
 from auditor.stats.group_jackknife import grouped_jackknife
 from auditor.stats.kept import KeptStats
-from auditor.stats.kept_estimates import KeptEstimate, RhoOptions, estimates, rater_estimates
-from auditor.stats.reading import NOT_USED
-from auditor.stats.reporting import NO_REPEATS, make_measure
+from auditor.stats.kept_estimates import (
+    KeptAgainstGroup,
+    KeptEstimate,
+    KeptGradeBias,
+    RhoOptions,
+    against_group_estimates,
+    estimates,
+    grade_bias_estimates,
+    rater_estimates,
+)
+from auditor.stats.raters import NO_PAIRABLE_ITEM
+from auditor.stats.reading import NOT_USED, row_normalised
+from auditor.stats.reporting import AMAX_EQUALS_AE, NO_REPEATS, make_measure
 from auditor.stats.results import (
     CATEGORY_MEASURES,
     ORDINAL_MEASURES,
     PROJECT_MEASURES,
+    CohenPair,
     Measure,
     MeasureSet,
     RaterResult,
@@ -38,6 +50,7 @@ from auditor.stats.selfagreement import SINGLE_CATEGORY as RATER_SINGLE_CATEGORY
 from auditor.stats.selfagreement import corrected_for_chance, kappa_to_reliability
 
 NOT_KEPT = "not kept"
+NO_S_INTERVAL = "no interval: too few items or undefined without one"
 FEW_REPEATS = "the interval needs at least two repeated items"
 
 _LK, _KR = BandScale.LANDIS_KOCH, BandScale.KRIPPENDORFF
@@ -161,6 +174,52 @@ def _rater_sa_bounds(
     return low, high, reasons
 
 
+def method_wanted(settings: ProjectSettings) -> bool:
+    return settings.interval_method != IntervalMethod.NONE
+
+
+def _s_vs_group(
+    against: KeptAgainstGroup, p: int, undefined: str, settings: ProjectSettings
+) -> Measure:
+    """S against the group as ``raters.rater_results`` reports it: a jackknife interval
+    whatever the project's method (here over the item groups)."""
+    n = int(against.n[p])
+    value = float(against.value[p])
+    reason = None if n else "no item shared with two other raters"
+    reason = reason or (None if np.isfinite(value) else undefined)
+    if not method_wanted(settings):
+        return make_measure(value, n, reason, "s_vs_group", None, settings)
+    low, high = against.low[p], against.high[p]
+    interval: intervals.Interval = (
+        (float(low), float(high), None)
+        if np.isfinite(low)
+        else (
+            None,
+            None,
+            against.reason[p] or "no interval: too few items or undefined without one",
+        )
+    )
+    jackknife = ProjectSettings(
+        interval_method=IntervalMethod.JACKKNIFE, interval_level=settings.interval_level
+    )
+    return make_measure(value, n, reason, "s_vs_group", interval, jackknife)
+
+
+def _grade_bias(grade: KeptGradeBias, p: int, settings: ProjectSettings) -> Measure:
+    """Her grade bias as ``raters.with_confusion`` reports it."""
+    n = int(grade.n[p])
+    interval: intervals.Interval | None = None
+    if method_wanted(settings):
+        low, high = grade.low[p], grade.high[p]
+        interval = (
+            (float(low), float(high), None)
+            if np.isfinite(low)
+            else (None, None, "no interval: too few items")
+        )
+    reason = None if n else NO_PAIRABLE_ITEM
+    return make_measure(float(grade.value[p]), n, reason, "grade_bias", interval, settings)
+
+
 def _raters(
     state: KeptStats,
     rater_names: tuple[str, ...],
@@ -199,13 +258,19 @@ def _raters(
         "reliability": found.reliability,
         "random_choice": found.random_choice,
     }
-    uncovered = ["s_vs_group", "confusion"]
+    against = against_group_estimates(
+        state, settings.interval_level if method_wanted(settings) else None
+    )
+    undefined_s = RATER_SINGLE_CATEGORY if single else AMAX_EQUALS_AE
+    shares_by_row = row_normalised(total.confusion[0])
+    grade = grade_bias_estimates(
+        state, settings.interval_level if method_wanted(settings) else None
+    )
+    uncovered: list[str] = []
     if not covered:
         uncovered[:0] = list(_RATER_MODEL)
     elif not model_covered:
         uncovered[:0] = ["reliability", "random_choice"]
-    if ordinal:
-        uncovered.append("grade_bias")
     out = []
     for p in np.flatnonzero(~is_model):  # bounded by the raters
         k = int(found.n_repeated_items[p])
@@ -233,17 +298,50 @@ def _raters(
                 self_kappa=per["self_kappa"],
                 reliability=per["reliability"],
                 random_choice=per["random_choice"],
-                s_vs_group=_not_kept(),
+                s_vs_group=_s_vs_group(against, int(p), undefined_s, settings),
                 n_repeated_items=k,
                 n_presentations=int(found.n_presentations[p]),
-                grade_bias=_not_kept() if ordinal else None,
-                confusion=(),
+                grade_bias=_grade_bias(grade, int(p), settings) if ordinal else None,
+                confusion=tuple(
+                    tuple(None if not np.isfinite(v) else float(v) for v in row)
+                    for row in shares_by_row[p]
+                ),
                 confusion_n=tuple(int(c) for c in counts[p]),
             )
         )
     if out:
         missing.extend(f"raters.{field}" for field in uncovered)
     return tuple(out)
+
+
+def _bias_index(total: KeptStats, settings: ProjectSettings) -> Measure:
+    """The bias index from the kept pair tables (``reading.bias_index``), without interval."""
+    shared = int(np.rint(total.pair_confusion.sum()))
+    value = reading.bias_index(total.pair_confusion[0])
+    reason = NO_PAIRABLE if total.n[0] == 0 else (None if np.isfinite(value) else NO_SHARED)
+    return make_measure(value, shared, reason, "bias_index", None, settings)
+
+
+def _pairwise(
+    total: KeptStats, rater_names: tuple[str, ...], settings: ProjectSettings, ordinal: bool
+) -> tuple[CohenPair, ...]:
+    """Every pair's Cohen kappa (and cohen_w on an ordinal scale) from its kept confusion
+    table, with the full path's delete-one-item jackknife (a function of the table alone)."""
+    a, b = kept_pairs.decode(total.pair_key)
+    confusion = total.pair_confusion[0]
+    result = PairwiseCohen(
+        rater_a=a,
+        rater_b=b,
+        n_items=np.rint(confusion.sum(axis=(1, 2))).astype(np.int64),
+        kappa=cohen.kappa_of(confusion),
+        confusion=confusion,
+    )
+    weights = (
+        chance.weight_matrix(total.n_categories, settings.scale, settings.weights)
+        if ordinal
+        else None
+    )
+    return reporting.pairwise(None, rater_names, settings, None, weights, result)
 
 
 def kept_measure_set(
@@ -284,11 +382,17 @@ def kept_measure_set(
         kept = name in _PROJECT or name == "mean_self_agreement"
         if name == "rho" and not options.covered:
             kept = False
+        if name == "bias_index":
+            # its interval deletes an item from every pair at once: item-level, not kept
+            kept = method == IntervalMethod.NONE
         if not kept or bootstrap:
             measures[name] = _not_kept()
             missing.append(f"measures.{name}")
             continue
-        measures[name] = _project(name, found, state, jackknife, settings)
+        if name == "bias_index":
+            measures[name] = _bias_index(total, settings)
+        else:
+            measures[name] = _project(name, found, state, jackknife, settings)
 
     by_category: dict[str, dict[str, Measure]] = {}
     for name in CATEGORY_MEASURES:
@@ -304,8 +408,11 @@ def kept_measure_set(
     rater_results = _raters(state, rater_names, is_model, settings, jackknife, ordinal, missing)
     if is_model.any():
         missing.append("models")
-    if int((~is_model).sum()) >= 2:
-        missing.append("pairwise_cohen")
+    pairs: tuple[CohenPair, ...] = ()
+    if bootstrap and int((~is_model).sum()) >= 2:
+        missing.append("pairwise_cohen")  # its resamples are drawn with everything else's
+    else:
+        pairs = _pairwise(total, rater_names, settings, ordinal)
 
     rated = total.sa_items[0] > 0
     sa = total.sa_sum[0][rated] / total.sa_items[0][rated]
@@ -323,7 +430,7 @@ def kept_measure_set(
         measures=measures,
         raters=rater_results,
         models=(),
-        pairwise_cohen=(),
+        pairwise_cohen=pairs,
         interval_method=method,
         interval_level=settings.interval_level,
         seed=None,

@@ -134,7 +134,7 @@ def model_results(
 
 
 def pairwise(
-    table: GroupTable,
+    table: GroupTable | None,
     names: tuple[str, ...],
     settings: ProjectSettings,
     rng: np.random.Generator | None,
@@ -143,8 +143,12 @@ def pairwise(
 ) -> tuple[CohenPair, ...]:
     """Cohen's kappa of every pair of human raters that shared at least one item, and with
     agreement ``weights`` (an ordinal scale) the weighted kappa ``cohen_w`` beside it, both
-    from the same confusion tables and, for the bootstrap, the same resamples."""
-    result = cohen.pairwise_cohen(table) if result is None else result
+    from the same confusion tables and, for the bootstrap, the same resamples. ``result``
+    (the pairs' tables, e.g. kept ones) stands in for ``table``."""
+    if result is None:
+        if table is None:
+            raise ValueError("pairwise needs the group table or the pairs' tables")
+        result = cohen.pairwise_cohen(table)
     method, level = settings.interval_method, settings.interval_level
     p = result.kappa.shape[0]
     weightings: tuple[np.ndarray | None, ...] = (None,) if weights is None else (None, weights)

@@ -34,7 +34,11 @@ from auditor.storage.label_loader import LabelRange, dense_codes
 from auditor.storage.unit_of_work import UnitOfWork
 
 # Bumped whenever the kept arrays change meaning: a stored state of another version rebuilds.
-VERSION = 6
+VERSION = 10
+
+# The payload slot (a group index no group has) of the ungrouped tables: the rater triples'
+# and pairs' sparse totals (stats/kept_triples, stats/kept_pairs).
+TABLES_SLOT = -1
 
 # More new labels than this, and more than 1 / REBUILD_SHARE of those already kept: the update
 # rebuilds instead (a columnar read of every label costs less than reading that many by row
@@ -170,12 +174,21 @@ def state_of(record: KeptRecord, layout: Layout) -> kept.KeptStats:
         if payload is None:
             parts.append(kept.empty(1, len(layout.raters), len(layout.categories)))
         else:
-            parts.append(kept.KeptStats(**from_payload(payload)))
-    return kept.KeptStats.stack(parts)
+            tables = kept.no_tables(len(layout.categories))
+            parts.append(kept.KeptStats(**from_payload(payload), **tables))
+    state = kept.KeptStats.stack(parts)
+    stored = record.payloads.get(TABLES_SLOT)
+    if stored is None:
+        return state
+    return state.with_ungrouped(**from_payload(stored))
 
 
-def payloads(state: kept.KeptStats, groups: list[int]) -> dict[int, bytes]:
-    return {g: to_payload(state.group(g).arrays()) for g in groups}
+def payloads(state: kept.KeptStats, groups: list[int], tables: bool = True) -> dict[int, bytes]:
+    """The payloads of ``groups`` and (``tables``) of the ungrouped tables."""
+    out = {g: to_payload(state.group(g).additive()) for g in groups}
+    if tables:
+        out[TABLES_SLOT] = to_payload(state.ungrouped())
+    return out
 
 
 def _layout_now(uow: UnitOfWork, project_id: int, raters: list[int]) -> Layout:

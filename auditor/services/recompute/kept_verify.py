@@ -17,8 +17,9 @@ from auditor.services.recompute.kept import (
     state_of,
     update_kept,
 )
-from auditor.stats import kept
+from auditor.stats import kept, kept_pairs
 from auditor.stats import kept_estimates as measures
+from auditor.stats import kept_triples as triples
 from auditor.storage.kept_repository import CUMULATIVE
 from auditor.storage.unit_of_work import UnitOfWork
 
@@ -88,8 +89,22 @@ def verify_kept(
     incremental = reordered(incremental, order)
     largest = max(
         float(np.abs(getattr(incremental, n) - v).max(initial=0.0))
-        for n, v in rebuilt.arrays().items()
+        for n, v in rebuilt.additive().items()
     )
+    _, (ours_t, theirs_t) = triples.align(
+        [
+            (incremental.triple_key, incremental.triple_weight),
+            (rebuilt.triple_key, rebuilt.triple_weight),
+        ]
+    )
+    largest = max(largest, float(np.abs(ours_t - theirs_t).max(initial=0.0)))
+    _, (ours_p, theirs_p) = triples.align(
+        [
+            (incremental.pair_key, incremental.pair_confusion),
+            (rebuilt.pair_key, rebuilt.pair_confusion),
+        ]
+    )
+    largest = max(largest, float(np.abs(ours_p - theirs_p).max(initial=0.0)))
     ours = measures.estimates(incremental, rho=options)
     theirs = measures.estimates(rebuilt, rho=options)
     pairs = {name: (ours[name].value, theirs[name].value) for name in ours}
@@ -146,7 +161,38 @@ def reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
         labels=state.labels,
         items=state.items,
         rater_labels=state.rater_labels[:, index],
+        s_items=state.s_items[:, index],
+        s_ao=state.s_ao[:, index],
+        s_amax=state.s_amax[:, index],
+        s_share=state.s_share[:, index],
+        confusion=state.confusion[:, index],
+        **_triples(state, index),
+        **_pair_tables(state, index),
     )
+
+
+def _pair_tables(state: kept.KeptStats, index: np.ndarray) -> dict[str, np.ndarray]:
+    """The pair tables renumbered (new slot i holds old slot index[i]); a pair whose order
+    flips has its table transposed (rows: the lower slot's category)."""
+    new_slot = np.full(max(state.n_raters, 1), -1, dtype=np.int64)
+    new_slot[index] = np.arange(index.shape[0])
+    a, b = (new_slot[x] for x in kept_pairs.decode(state.pair_key))
+    keep = (a >= 0) & (b >= 0)
+    a, b, tables = a[keep], b[keep], state.pair_confusion[0][keep]
+    flip = a > b
+    tables = np.where(flip[:, None, None], np.swapaxes(tables, 1, 2), tables)
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    keys = (low << kept_pairs.SHIFT) | high
+    order = np.argsort(keys)
+    return {"pair_key": keys[order], "pair_confusion": tables[order][None]}
+
+
+def _triples(state: kept.KeptStats, index: np.ndarray) -> dict[str, np.ndarray]:
+    """The rater triples renumbered: new slot i holds old slot index[i]."""
+    new_slot = np.full(max(state.n_raters, 1), -1, dtype=np.int64)
+    new_slot[index] = np.arange(index.shape[0])
+    keys, weights = triples.renumbered(state.triple_key, state.triple_weight, new_slot)
+    return {"triple_key": keys, "triple_weight": weights}
 
 
 def _pairs(upper: np.ndarray, index: np.ndarray) -> np.ndarray:

@@ -15,13 +15,15 @@ from auditor.domain import IntervalMethod
 from auditor.services.ingest.imports import list_imports, revert_import
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import create_project
-from auditor.services.recompute.kept import update_kept
-from auditor.services.recompute.kept_verify import kept_estimates, verify_kept
+from auditor.services.recompute.kept import Layout, state_of, update_kept
+from auditor.services.recompute.kept_verify import kept_estimates, reordered, verify_kept
 from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.stats import compute_measures
 from auditor.stats.kept import KEPT_MEASURES
+from auditor.stats.kept_measures import kept_measure_set
 from auditor.storage.label_loader import load_project_labels
 from auditor.storage.unit_of_work import UnitOfWork
+from tests.unit.stats.test_kept_measures import assert_equal_where_kept
 
 T0 = datetime(2025, 3, 1, tzinfo=UTC)
 CATEGORIES = ["a", "b", "c"]
@@ -108,6 +110,35 @@ def test_incremental_state_equals_a_rebuild_after_every_step(
                 assert value is None and ours.get(name) is None, (name, value, ours.get(name))
             else:
                 assert abs(value - ours[name]) <= 1e-9, (name, value, ours[name])
+        _measure_set_equals_the_full_computation(uow, project_id)
+
+
+def _measure_set_equals_the_full_computation(uow: UnitOfWork, project_id: int) -> None:
+    """``kept_measure_set`` of the stored state (raters in id order, as the full load numbers
+    them) equals ``compute_measures`` wherever it does not say "missing"."""
+    loaded = load_project_labels(uow.root_engine, project_id)
+    if loaded.count == 0:
+        return
+    with uow:
+        record = uow.kept.load(project_id)
+        project = uow.projects.by_id(project_id)
+    assert record is not None and project is not None
+    layout = Layout.parse(record.signature)
+    assert layout is not None
+    state = reordered(
+        state_of(record, layout), [layout.raters.index(r) for r in sorted(layout.raters)]
+    )
+    chosen = project.settings
+    kept = kept_measure_set(
+        state,
+        rater_names=loaded.labels.rater_names,
+        is_model=loaded.labels.rater_is_model,
+        categories=loaded.labels.category_names,
+        settings=chosen,
+        n_labels=loaded.count,
+        n_items=loaded.labels.n_items,
+    )
+    assert_equal_where_kept(kept, compute_measures(loaded.labels, chosen))
 
 
 def test_the_recompute_keeps_the_statistics(uow: UnitOfWork) -> None:
