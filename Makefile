@@ -10,8 +10,8 @@ BIN := $(VENV)/bin
 TEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile
 # test-fast: the unit tests and the integration tests on SQLite; no server, no processes. The
-# three tests that run the whole 24-day demo (30-56 s each, 134 s of the loop's worker time)
-# are left to `make test`.
+# three tests that run the whole 24-day demo are left to `make test` (two of them read one
+# shared run, tests/demo_run.py: 99 s of CPU before, 56 s after, at load 6-7).
 FAST_TESTS := tests/unit tests/integration -m "not postgres and not redis and not e2e and not browser" \
 	--deselect tests/integration/snapshots/test_demo.py::test_demo_is_deterministic_and_shows_the_drop \
 	--deselect tests/integration/test_readme.py::test_explore_block_runs_as_printed_after_make_demo \

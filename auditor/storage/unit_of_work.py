@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Self
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
-from auditor.storage.alert_log_repository import AlertLog
+from auditor.storage.alert_log_repository import AlertLog, claim_due
 from auditor.storage.alert_records import OutboxRecord
 from auditor.storage.alert_repository import AlertRepository
 from auditor.storage.dashboard_sessions import DashboardSessionRepository
@@ -39,6 +39,15 @@ from auditor.storage.import_repository import ImportRepository
 from auditor.storage.instance_secrets import InstanceSecretRepository
 from auditor.storage.kept_repository import KeptRepository
 from auditor.storage.key_repository import KeyRepository
+from auditor.storage.label_loader import (
+    EVERY_LABEL,
+    LabelRange,
+    LoadedLabels,
+    fetch_columns_adbc,
+    fetch_columns_sqlite,
+    load_project_labels,
+    postgres_adbc_uri,
+)
 from auditor.storage.label_studio_repository import LabelStudioRepository
 from auditor.storage.label_studio_settings_repository import LabelStudioSettingsRepository
 from auditor.storage.project_repository import ProjectRecord, ProjectRepository
@@ -49,10 +58,8 @@ from auditor.storage.snapshot_repository import ProjectLock, SnapshotRepository
 from auditor.storage.snapshot_repository import project_lock as _project_lock
 from auditor.storage.staging import Staging
 
-if TYPE_CHECKING:  # NumPy and the loader load only with the work that needs them
+if TYPE_CHECKING:
     import numpy as np
-
-    from auditor.storage.label_loader import LabelRange, LoadedLabels
 
 
 class UnitOfWork:
@@ -120,8 +127,6 @@ class UnitOfWork:
     def load_labels(self, project_id: int, within: LabelRange | None = None) -> LoadedLabels:
         """Every label of the project (or those ``within`` a range) as columns, on a
         connection of its own (``label_loader.load_project_labels``)."""
-        from auditor.storage.label_loader import EVERY_LABEL, load_project_labels
-
         with driver_errors_translated():
             return load_project_labels(self.root_engine, project_id, within=within or EVERY_LABEL)
 
@@ -130,13 +135,6 @@ class UnitOfWork:
     ) -> dict[str, np.ndarray]:
         """The project's label id columns (or those ``within`` a range), unordered (ADBC on
         PostgreSQL, ``group_concat`` on SQLite), on a connection of its own."""
-        from auditor.storage.label_loader import (
-            EVERY_LABEL,
-            fetch_columns_adbc,
-            fetch_columns_sqlite,
-            postgres_adbc_uri,
-        )
-
         engine = self.root_engine
         chosen = within or EVERY_LABEL
         with driver_errors_translated():
@@ -150,8 +148,6 @@ class UnitOfWork:
     ) -> list[OutboxRecord]:
         """Claim up to ``limit`` due outbox rows for ``worker`` and commit, in a transaction of
         its own (``alert_log_repository.claim_due``)."""
-        from auditor.storage.alert_log_repository import claim_due
-
         with driver_errors_translated():
             return claim_due(self.root_engine, now, lease_until, worker, limit)
 

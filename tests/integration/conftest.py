@@ -26,6 +26,7 @@ from sqlalchemy.engine import Engine, make_url
 from auditor.storage import migrate
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
+from tests.demo_run import DemoRun, shared_demo, shared_directory
 from tests.services import POSTGRES_ADMIN_URL, require_postgres
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
@@ -183,3 +184,10 @@ def count_rows(engine: Engine) -> Callable[[], dict[str, int]]:
             }
 
     return count
+
+
+@pytest.fixture(scope="session")
+def pinned_demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """The whole pinned demo (seed 7), run once per session for every worker
+    (``tests/demo_run.py``)."""
+    return shared_demo(shared_directory(tmp_path_factory))

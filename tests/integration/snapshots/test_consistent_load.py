@@ -51,31 +51,19 @@ def commit_between_reads(monkeypatch: pytest.MonkeyPatch, engine):
         add_categories(writer, "p", ["late"])
         ingest_labels(writer, "p", _batch(["newcomer"], "late"))
 
-    loading: list[bool] = []  # inside the full load (the kept statistics read columns too)
     for name in ("fetch_columns_adbc", "fetch_columns_sqlite"):
         original = getattr(label_loader, name)
 
         def wrapped(*args, _original=original, **kwargs):
-            if loading:
-                before_labels()
+            before_labels()
             return _original(*args, **kwargs)
 
         monkeypatch.setattr(label_loader, name, wrapped)
-    load = label_loader.load_project_labels
-
-    def marked(*args, **kwargs):
-        loading.append(True)
-        try:
-            return load(*args, **kwargs)
-        finally:
-            loading.pop()
-
-    monkeypatch.setattr(label_loader, "load_project_labels", marked)
     return done
 
 
 def test_a_batch_committed_during_the_load_is_not_half_seen(engine, project, commit_between_reads):
-    loaded = label_loader.load_project_labels(engine, project)
+    loaded = load_project_labels(engine, project)
     assert commit_between_reads, "the injection did not run"
     assert loaded.count == 8
     assert sorted(loaded.labels.rater_names) == ["a", "b"]

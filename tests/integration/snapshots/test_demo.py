@@ -3,27 +3,26 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-from typer.testing import CliRunner
-
-from auditor.cli import app
+from tests.demo_run import END, PINNED, DemoRun, run_demo_cli
 
 
-def _run(tmp_path, name: str, seed: int) -> str:
-    # the end pinned: by default the story ends at the current hour, which may turn between runs
-    arguments = ["--seed", str(seed), "--ends-at", "2024-03-28T00:00Z"]
-    result = CliRunner().invoke(
-        app, ["demo", *arguments, "--database", f"sqlite:///{tmp_path / name}"]
-    )
-    assert result.exit_code == 0, result.output
+def _shown(stdout: str, database: Path) -> str:
     # timings differ between runs; everything else must not
-    return re.sub(r"in \d+\.\d s", "in <t> s", result.stdout).replace(name, "<db>")
+    return re.sub(r"in \d+\.\d s", "in <t> s", stdout).replace(str(database), "<db>")
 
 
-def test_demo_is_deterministic_and_shows_the_drop(tmp_path):
-    first = _run(tmp_path, "a.db", 7)
-    assert first == _run(tmp_path, "b.db", 7)
-    assert first != _run(tmp_path, "c.db", 8)
+def _run(tmp_path: Path, name: str, arguments: list[str]) -> str:
+    return _shown(run_demo_cli(tmp_path / name, arguments), tmp_path / name)
+
+
+def test_demo_is_deterministic_and_shows_the_drop(tmp_path: Path, pinned_demo: DemoRun) -> None:
+    first = _shown(pinned_demo.stdout, pinned_demo.database)  # the session's run, seed 7
+    assert first == _run(tmp_path, "b.db", PINNED)
+    # another seed, another run: shown on the shortest story (4 of 24 days), both seeds
+    seven, eight = (["--days", "4", "--seed", seed, "--ends-at", END] for seed in ("7", "8"))
+    assert _run(tmp_path, "c.db", seven) != _run(tmp_path, "d.db", eight)
     drop = re.search(
         r"last 7 days (\d\.\d+) -> (\d\.\d+), cumulative (\d\.\d+) -> (\d\.\d+)", first
     )
