@@ -13,9 +13,10 @@ first and last points are added as they are (the latest value is the one a reade
 Times are BIGINT microseconds (``auditor.storage.db.UtcMicros``): the arithmetic is the same on
 PostgreSQL and SQLite.
 
-The aggregation still reads every row of a long series once (an index range scan); a page
-whose time must not grow with history needs rollups kept at write time (see the note of
-issue 22).
+The spans come from rollups kept at write time (``auditor.storage.history_rollups``): a long
+series is read as at most 8 rows a bucket of its finest fitting level, so the read does not
+grow with history. A range shorter than ``buckets`` hours, and pair series (not kept), are
+aggregated from the points in SQL, in ``buckets`` equal spans of time.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from typing import Any
 from sqlalchemy import BigInteger, case, func, select, type_coerce
 
 from auditor.domain import from_micros
+from auditor.storage import history_rollups
 from auditor.storage.read_records import HistoryPointRow
-from auditor.storage.snapshot_models import MetricPoint, Snapshot
+from auditor.storage.snapshot_models import MetricPoint, MetricRollup, Snapshot
 
 # Buckets per series: at most 3 * BUCKETS + 2 points: a bucket every 8 pixels of a 640-pixel
 # chart. Sparklines (120 pixels) take SPARK_BUCKETS.
@@ -61,19 +63,34 @@ def bucketed_history(
         conditions.append(p.scope.in_(list(scopes)))
     if since is not None:
         conditions.append(p.as_of >= since)
+    r = MetricRollup
+    kept = [r.project_id == project_id, r.metric == metric, r.subject_kind == subject_kind]
+    if subjects is not None:
+        kept.append(r.subject_id.in_(list(subjects)))
     found: dict[tuple[str, str], list[HistoryPointRow]] = {}
     for scope, (count, first, last) in _spans(db, project_id, scopes, since, buckets).items():
         where = [*conditions, p.scope == scope]
         if count <= buckets:
             _add(found, db.execute(_raw(where)))
-        else:
+            continue
+        chosen = None
+        if subject_kind not in history_rollups.NOT_KEPT:
+            chosen = history_rollups.plan(first, last, buckets)
+        if chosen is None:
             _add(found, db.execute(_aggregated(where, first, last, buckets)))
-            ends = select(Snapshot.id).where(
-                Snapshot.project_id == project_id,
-                Snapshot.scope == scope,
-                type_coerce(Snapshot.as_of, BigInteger).in_([first, last]),
-            )
-            _add(found, db.execute(_raw([*where, p.snapshot_id.in_(ends)])))
+        else:
+            summaries = history_rollups.rollup_buckets(
+                db, [*kept, r.scope == scope], where, first, last, buckets, chosen,
+                exact_start=since is not None,
+            )  # fmt: skip
+            for _key, values in sorted(summaries.items(), key=lambda kv: kv[0][1]):
+                _add_bucket(found, values)
+        ends = select(Snapshot.id).where(
+            Snapshot.project_id == project_id,
+            Snapshot.scope == scope,
+            type_coerce(Snapshot.as_of, BigInteger).in_([first, last]),
+        )
+        _add(found, db.execute(_raw([*where, p.snapshot_id.in_(ends)])))
     for points in found.values():
         points.sort(key=lambda point: (point.as_of, point.snapshot_id))
     return found
@@ -140,7 +157,7 @@ def _aggregated(where: list[Any], first: int, last: int, buckets: int) -> Any:
             func.max(p.n).label("n"),
             func.sum(undefined).label("undefined"),
             func.min(case((p.value.is_(None), at))).label("undefined_at"),
-            func.min(p.reason).label("reason"),
+            func.min(case((p.value.is_(None), p.reason))).label("reason"),
             func.max(computed).label("computed_at"),
             func.max(p.snapshot_id).label("snapshot_id"),
         )
@@ -158,37 +175,43 @@ def _add(found: dict[tuple[str, str], list[HistoryPointRow]], rows: Any) -> None
             if not any(p.snapshot_id == values["snapshot_id"] for p in series[-3:]):
                 series.append(HistoryPointRow(**{k: values[k] for k in (*_COLUMNS, "snapshot_id")}))
             continue
-        computed = from_micros(int(values["computed_at"]))
-        common = {"scope": values["scope"], "computed_at": computed, "n": values["n"]}
-        if values["low"] is not None:
-            # the span's lowest value at its first defined time, its highest at its last: the
-            # line goes down to the low and up to the high within the span
-            for value, moment in (
-                (values["low"], values["low_at"]),
-                (values["high"], values["high_at"]),
-            ):
-                series.append(
-                    HistoryPointRow(
-                        as_of=from_micros(int(moment)),
-                        value=value,
-                        ci_low=values["ci_low"],
-                        ci_high=values["ci_high"],
-                        reason=None,
-                        snapshot_id=-1,
-                        **common,
-                    )
-                )
-                if values["low_at"] == values["high_at"]:
-                    break
-        if values["undefined"]:
+        _add_bucket(found, values)
+
+
+def _add_bucket(found: dict[tuple[str, str], list[HistoryPointRow]], values: Any) -> None:
+    """A span's summary (``history_rollups.FIELDS``) as up to three points of its series."""
+    series = found.setdefault((values["subject_id"], values["scope"]), [])
+    computed = from_micros(int(values["computed_at"]))
+    common = {"scope": values["scope"], "computed_at": computed, "n": values["n"]}
+    if values["low"] is not None:
+        # the span's lowest value at its first defined time, its highest at its last: the
+        # line goes down to the low and up to the high within the span
+        for value, moment in (
+            (values["low"], values["low_at"]),
+            (values["high"], values["high_at"]),
+        ):
             series.append(
                 HistoryPointRow(
-                    as_of=from_micros(int(values["undefined_at"])),
-                    value=None,
-                    ci_low=None,
-                    ci_high=None,
-                    reason=values["reason"] or "undefined",
+                    as_of=from_micros(int(moment)),
+                    value=value,
+                    ci_low=values["ci_low"],
+                    ci_high=values["ci_high"],
+                    reason=None,
                     snapshot_id=-1,
                     **common,
                 )
             )
+            if values["low_at"] == values["high_at"]:
+                break
+    if values["undefined"]:
+        series.append(
+            HistoryPointRow(
+                as_of=from_micros(int(values["undefined_at"])),
+                value=None,
+                ci_low=None,
+                ci_high=None,
+                reason=values["reason"] or "undefined",
+                snapshot_id=-1,
+                **common,
+            )
+        )

@@ -20,6 +20,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from auditor.domain import to_micros
+from auditor.storage import history_rollups
 from auditor.storage.history_buckets import BUCKETS, bucketed_history
 from auditor.storage.models import Label
 from auditor.storage.read_records import HistoryPointRow
@@ -75,6 +77,10 @@ def lean_result(result: Mapping[str, Any]) -> dict[str, Any] | None:
     if len(result.get("pairwise_cohen") or ()) <= LEAN_PAIRS:
         return None
     return {k: v for k, v in result.items() if k != "pairwise_cohen"}
+
+
+def _micros(moment: datetime | int) -> int:
+    return moment if isinstance(moment, int) else to_micros(moment)
 
 
 def _snapshot_dict(snapshot: Snapshot) -> dict[str, Any]:
@@ -218,8 +224,9 @@ class SnapshotRepository:
     def insert_snapshot(
         self, snapshot: Mapping[str, Any], points: Sequence[Mapping[str, Any]]
     ) -> int | None:
-        """Insert a snapshot and its points; None (and nothing written) when its
-        (project, scope, tick) already exists. The caller commits both in one transaction."""
+        """Insert a snapshot, its points and their history rollups
+        (``history_rollups.add_snapshot``); None (and nothing written) when its
+        (project, scope, tick) already exists. The caller commits all in one transaction."""
         dialect = (
             self.db.get_bind().dialect.name
             if isinstance(self.db, Session)
@@ -247,6 +254,11 @@ class SnapshotRepository:
         }
         if points:
             self.db.execute(MetricPoint.__table__.insert(), [{**shared, **p} for p in points])
+            # the history's rollups, in the same transaction: 5 upserts per point
+            history_rollups.add_snapshot(
+                self.db, int(snapshot_id), _micros(snapshot["as_of"]),
+                _micros(snapshot["computed_at"]),
+            )  # fmt: skip
         return int(snapshot_id)
 
     def snapshot_at(

@@ -7,53 +7,57 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime, timedelta
+from typing import Any
+from uuid import uuid4
 
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from auditor.services.projects.projects import create_project
 from auditor.storage.history_buckets import BUCKETS, bucketed_history, max_points
-from auditor.storage.snapshot_models import MetricPoint, Snapshot
+from auditor.storage.models import Project
+from auditor.storage.snapshot_repository import SnapshotRepository
 from auditor.storage.unit_of_work import UnitOfWork
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def _history(engine: Engine, values: list[float | None]) -> int:
-    """A project whose cumulative kappa_s takes ``values``, one snapshot an hour."""
-    create_project(UnitOfWork(engine), "long", ["a", "b"])
+def _snapshot(project_id: int, i: int, at: datetime) -> dict[str, Any]:
+    return dict(
+        project_id=project_id, scope="cumulative", tick=i, computed_at=at, as_of=at,
+        window_start=None, window_end=None, watermark=i, project_label_count=i, n_labels=i,
+        n_items=i, n_raters=2, n_pairable_items=i, categories=["a", "b"], settings={},
+        code_version="test", seed=None, interval_method="jackknife", interval_level=0.95,
+        duration_ms=1.0, result={},
+    )  # fmt: skip
+
+
+def _history(
+    engine: Engine,
+    values: list[float | None],
+    times: list[datetime] | None = None,
+    subjects: tuple[tuple[str, str], ...] = (("project", ""),),
+    ci: list[tuple[float | None, float | None]] | None = None,
+) -> int:
+    """A project whose cumulative kappa_s takes ``values``, one snapshot an hour (or at
+    ``times``), written as the recompute writes them (points and rollups)."""
+    slug = f"long-{uuid4().hex[:6]}"
+    create_project(UnitOfWork(engine), slug, ["a", "b"])
     with Session(engine) as session, session.begin():
-        project_id = session.execute(
-            Snapshot.__table__.metadata.tables["projects"].select()
-        ).first()[0]
+        project_id = session.execute(select(Project.id).where(Project.slug == slug)).scalar_one()
+        repository = SnapshotRepository(session)
         for i, value in enumerate(values):
-            at = START + timedelta(hours=i)
-            snapshot = Snapshot(
-                project_id=project_id, scope="cumulative", tick=i, computed_at=at, as_of=at,
-                window_start=None, window_end=None, watermark=i, project_label_count=i,
-                n_labels=i, n_items=i, n_raters=2, n_pairable_items=i, categories=["a", "b"],
-                settings={}, code_version="test", seed=None, interval_method="jackknife",
-                interval_level=0.95, duration_ms=1.0, result={},
-            )  # fmt: skip
-            session.add(snapshot)
-            session.flush()
-            session.add(
-                MetricPoint(
-                    snapshot_id=snapshot.id,
-                    project_id=project_id,
-                    scope="cumulative",
-                    computed_at=at,
-                    as_of=at,
-                    metric="kappa_s",
-                    subject_kind="project",
-                    subject_id="",
-                    value=value,
-                    ci_low=None,
-                    ci_high=None,
-                    n=10,
-                    reason=None if value is not None else "one category only",
-                )
-            )
+            at = times[i] if times is not None else START + timedelta(hours=i)
+            low, high = ci[i] if ci is not None else (None, None)
+            point = {
+                "metric": "kappa_s", "value": value, "ci_low": low, "ci_high": high,
+                "n": 10 + i % 7, "reason": None if value is not None else f"reason {i % 3}",
+            }  # fmt: skip
+            points = [
+                {**point, "subject_kind": kind, "subject_id": subject} for kind, subject in subjects
+            ]
+            repository.insert_snapshot(_snapshot(project_id, i, at), points)
     return project_id
 
 
