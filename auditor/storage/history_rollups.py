@@ -249,7 +249,7 @@ def _first_span(
     r = MetricRollup
     pieces = [
         and_(r.span == s, r.span_start >= low, r.span_start < high)
-        for s, low, high in zip(finer, ends, ends[1:], strict=True)
+        for s, low, high in zip(finer, ends[:-1], ends[1:], strict=True)
         if low < high
     ]
     if pieces:
