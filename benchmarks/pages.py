@@ -163,11 +163,12 @@ def clone_history(engine: object, slug: str, copies: int) -> None:
             ),
             {"hour": HOUR_MICROS, "base": base},
         )
-        # the points went straight into the table: their rollups are built as the migration
-        # builds them for existing points (the recompute writes both at once)
+        # snapshots and points went straight into the tables: their rollups and counts are
+        # built as the migration builds them for existing points (a recompute writes all at
+        # once)
         history_rollups.rebuild(db, project_id)
-        db.execute(text("ANALYZE metric_points"))
-        db.execute(text("ANALYZE metric_rollups"))
+        for table in ("snapshots", "metric_points", "metric_rollups"):
+            db.execute(text(f"ANALYZE {table}"))
 
 
 def page(engine: object, slug: str) -> tuple[float, int]:

@@ -31,7 +31,7 @@ from typing import Any
 
 from sqlalchemy import BigInteger, and_, case, func, or_, select, text, type_coerce
 
-from auditor.storage.snapshot_models import MetricPoint, MetricRollup
+from auditor.storage.snapshot_models import MetricPoint, MetricRollup, SnapshotCount
 
 HOUR = 3600
 # Span widths in seconds, finest first; each divides the next, and all count from the epoch,
@@ -120,12 +120,21 @@ GROUP BY project_id, metric, subject_kind, subject_id, scope, as_of / {width}
 
 
 def rebuild(db: Any, project_id: int) -> None:
-    """Recompute one project's rollups from its points (a benchmark that writes points
-    straight through the table; the migration does the same for every project)."""
+    """Recompute one project's rollups from its points, and its snapshot counts (a benchmark
+    that writes snapshots and points straight through the tables; migration 0023 does the
+    same for every project)."""
     db.execute(MetricRollup.__table__.delete().where(MetricRollup.project_id == project_id))
     for span in LEVELS:
         sql = REBUILD_SQL.format(span=span, width=span * MICROS, where="project_id = :project")
         db.execute(text(sql), {"project": project_id})
+    db.execute(SnapshotCount.__table__.delete().where(SnapshotCount.project_id == project_id))
+    db.execute(
+        text(
+            "INSERT INTO snapshot_counts (project_id, scope, snapshots) SELECT project_id, "
+            "scope, count(*) FROM snapshots WHERE project_id = :project GROUP BY project_id, scope"
+        ),
+        {"project": project_id},
+    )
 
 
 # --- reads --------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from auditor.storage import history_rollups
 from auditor.storage.history_buckets import BUCKETS, bucketed_history
 from auditor.storage.models import Label
 from auditor.storage.read_records import HistoryPointRow
-from auditor.storage.snapshot_models import MetricPoint, Snapshot
+from auditor.storage.snapshot_models import MetricPoint, Snapshot, SnapshotCount
 
 Executor = Session | Connection
 # A place in a history: (as_of, scope, snapshot id) of the last point a page ended on.
@@ -81,6 +81,19 @@ def lean_result(result: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def _micros(moment: datetime | int) -> int:
     return moment if isinstance(moment, int) else to_micros(moment)
+
+
+def _latest_at(project_id: int, scope: str, at: datetime | None) -> list[Any]:
+    """Conditions for the snapshots of ``scope`` at its latest as_of at or before ``at``: the
+    newest time by one index probe (``max``), then the newest tick among those few. One
+    ``ORDER BY as_of DESC, tick DESC LIMIT 1`` was sorted whole by PostgreSQL when its row
+    estimate was off: 148 ms at 100,000 snapshots."""
+    s = Snapshot
+    mine = [s.project_id == project_id, s.scope == scope]
+    newest = select(func.max(s.as_of)).where(*mine)
+    if at is not None:
+        newest = newest.where(s.as_of <= at)
+    return [*mine, s.as_of == newest.scalar_subquery()]
 
 
 def _snapshot_dict(snapshot: Snapshot) -> dict[str, Any]:
@@ -245,6 +258,15 @@ class SnapshotRepository:
         snapshot_id = self.db.execute(statement).scalar()
         if snapshot_id is None:
             return None
+        counted = insert(SnapshotCount).values(
+            project_id=snapshot["project_id"], scope=snapshot["scope"], snapshots=1
+        )
+        self.db.execute(
+            counted.on_conflict_do_update(
+                index_elements=["project_id", "scope"],
+                set_={"snapshots": SnapshotCount.snapshots + 1},
+            )
+        )
         shared = {
             "snapshot_id": snapshot_id,
             "project_id": snapshot["project_id"],
@@ -265,12 +287,8 @@ class SnapshotRepository:
         self, project_id: int, scope: str, at: datetime | None
     ) -> dict[str, Any] | None:
         """The latest snapshot of ``scope`` measured at or before ``at`` (None: the latest)."""
-        query = select(Snapshot).where(Snapshot.project_id == project_id, Snapshot.scope == scope)
-        if at is not None:
-            query = query.where(Snapshot.as_of <= at)
-        found = self.db.execute(
-            query.order_by(Snapshot.as_of.desc(), Snapshot.tick.desc()).limit(1)
-        )
+        query = select(Snapshot).where(*_latest_at(project_id, scope, at))
+        found = self.db.execute(query.order_by(Snapshot.tick.desc()).limit(1))
         snapshot = found.scalar()
         return None if snapshot is None else _snapshot_dict(snapshot)
 
@@ -296,13 +314,9 @@ class SnapshotRepository:
     ) -> tuple[int, bool] | None:
         """(id, keeps a ``lean`` copy) of the snapshot ``snapshot_at`` would return."""
         query = select(Snapshot.id, Snapshot.lean.is_not(None)).where(
-            Snapshot.project_id == project_id, Snapshot.scope == scope
+            *_latest_at(project_id, scope, at)
         )
-        if at is not None:
-            query = query.where(Snapshot.as_of <= at)
-        row = self.db.execute(
-            query.order_by(Snapshot.as_of.desc(), Snapshot.tick.desc()).limit(1)
-        ).first()
+        row = self.db.execute(query.order_by(Snapshot.tick.desc()).limit(1)).first()
         return None if row is None else (int(row[0]), bool(row[1]))
 
     def snapshot_without_at(
@@ -358,12 +372,10 @@ class SnapshotRepository:
         return lowest, int(total)
 
     def count_snapshots(self, project_id: int) -> dict[str, int]:
-        rows = self.db.execute(
-            select(Snapshot.scope, func.count())
-            .where(Snapshot.project_id == project_id)
-            .group_by(Snapshot.scope)
-        ).all()
-        return {row[0]: int(row[1]) for row in rows}
+        """Snapshots per scope, as counted when written (``SnapshotCount``)."""
+        c = SnapshotCount
+        rows = self.db.execute(select(c.scope, c.snapshots).where(c.project_id == project_id))
+        return {row[0]: int(row[1]) for row in rows if row[1]}
 
     def history(
         self,

@@ -273,6 +273,8 @@ def test_history_rollups_are_backfilled_from_existing_points(scratch_database_ur
         migrate.upgrade(url)
         with engine.begin() as connection:
             backfilled = connection.execute(text(_ROLLUPS)).all()
+            counted = connection.exec_driver_sql("SELECT scope, snapshots FROM snapshot_counts")
+            assert [tuple(row) for row in counted] == [("cumulative", 400)]
             connection.exec_driver_sql("DELETE FROM metric_rollups")
             snapshots = connection.exec_driver_sql(
                 "SELECT id, as_of, computed_at FROM snapshots ORDER BY tick"
