@@ -161,7 +161,9 @@ def test_rollup_buckets_equal_the_buckets_of_the_points(engine: Engine, seed: in
     n = rng.choice([150, 400, 900])
     step = rng.choice([600, 3600, 5 * 3600, 30 * 3600])  # seconds between snapshots, about
     at = START
-    times, values, cis = [], [], []
+    times: list[datetime] = []
+    values: list[float | None] = []
+    cis: list[tuple[float | None, float | None]] = []
     for _ in range(n):
         at += timedelta(seconds=rng.randint(1, 2 * step))
         if rng.random() < 0.02:
