@@ -43,7 +43,7 @@ from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import create_project
 from auditor.services.queries.dashboard import project_detail
 from auditor.services.recompute.recompute import find_project_id, recompute_project
-from auditor.storage import migrate
+from auditor.storage import history_rollups, migrate
 from auditor.storage.db import make_engine
 from auditor.storage.unit_of_work import UnitOfWork
 from tests.services import POSTGRES_ADMIN_URL
@@ -163,7 +163,12 @@ def clone_history(engine: object, slug: str, copies: int) -> None:
             ),
             {"hour": HOUR_MICROS, "base": base},
         )
-        db.execute(text("ANALYZE metric_points"))
+        # snapshots and points went straight into the tables: their rollups and counts are
+        # built as the migration builds them for existing points (a recompute writes all at
+        # once)
+        history_rollups.rebuild(db, project_id)
+        for table in ("snapshots", "metric_points", "metric_rollups"):
+            db.execute(text(f"ANALYZE {table}"))
 
 
 def page(engine: object, slug: str) -> tuple[float, int]:

@@ -119,3 +119,54 @@ class MetricPoint(Base):
     ci_high: Mapped[float | None] = mapped_column(Float)
     n: Mapped[int | None] = mapped_column(BigInteger)
     reason: Mapped[str | None] = mapped_column(Text)
+
+
+class MetricRollup(Base):
+    """Per series and per span of time at a few fixed widths (``history_rollups.LEVELS``):
+    what a chart's bucket needs of the points in the span, kept at write time so a page over
+    a long history reads a few hundred of these instead of every point (issue 22). Written
+    with the snapshot (``history_rollups.add_snapshot``); every column merges (sum, min, max),
+    so a span's row is folded into by upsert and spans fold into display buckets. Times are
+    BIGINT microseconds. Pair series are not kept (19,900 of them at 200 raters)."""
+
+    __tablename__ = "metric_rollups"
+
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    metric: Mapped[str] = mapped_column(String(METRIC_MAX), primary_key=True)
+    subject_kind: Mapped[str] = mapped_column(String(8), primary_key=True)
+    subject_id: Mapped[str] = mapped_column(String(SUBJECT_ID_MAX), primary_key=True)
+    scope: Mapped[str] = mapped_column(String(SCOPE_MAX), primary_key=True)
+    # The span's width in seconds (one of history_rollups.LEVELS) and its start in
+    # microseconds since the epoch, a multiple of the width.
+    span: Mapped[int] = mapped_column(Integer, primary_key=True)
+    span_start: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    points: Mapped[int] = mapped_column(BigInteger)
+    # Lowest and highest defined value; the first and last time a value was defined.
+    low: Mapped[float | None] = mapped_column(Float)
+    high: Mapped[float | None] = mapped_column(Float)
+    low_at: Mapped[int | None] = mapped_column(BigInteger)
+    high_at: Mapped[int | None] = mapped_column(BigInteger)
+    ci_low: Mapped[float | None] = mapped_column(Float)
+    ci_high: Mapped[float | None] = mapped_column(Float)
+    n: Mapped[int | None] = mapped_column(BigInteger)
+    # Undefined points: how many, the first one's time, the least reason (as min() in SQL).
+    undefined: Mapped[int] = mapped_column(BigInteger)
+    undefined_at: Mapped[int | None] = mapped_column(BigInteger)
+    reason: Mapped[str | None] = mapped_column(Text)
+    computed_at: Mapped[int] = mapped_column(BigInteger)
+    snapshot_id: Mapped[int] = mapped_column(BigInteger)
+
+
+class SnapshotCount(Base):
+    """Snapshots per project and scope, counted as they are written (``insert_snapshot``):
+    the page's legend says "(100,000 snapshots)" without counting 100,000 rows (90 ms)."""
+
+    __tablename__ = "snapshot_counts"
+
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    scope: Mapped[str] = mapped_column(String(SCOPE_MAX), primary_key=True)
+    snapshots: Mapped[int] = mapped_column(BigInteger)

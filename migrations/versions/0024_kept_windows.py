@@ -6,7 +6,7 @@ their keys, and the first recompute after the upgrade rebuilds each project's st
 labels.
 
 Revision ID: 0024
-Revises: 0021
+Revises: 0023
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0024"
-down_revision: str | None = "0021"
+down_revision: str | None = "0023"
 branch_labels: str | None = None
 depends_on: str | None = None
 

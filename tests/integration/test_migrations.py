@@ -11,7 +11,7 @@ from auditor.notifiers.kinds import load_config
 from auditor.notifiers.kinds.email import EmailConfig
 from auditor.notifiers.kinds.log import LogConfig
 from auditor.notifiers.kinds.webhook import WebhookConfig
-from auditor.storage import migrate
+from auditor.storage import history_rollups, migrate
 from auditor.storage.db import make_engine
 
 TABLES = {"projects", "categories", "raters", "items", "sessions", "labels"}
@@ -234,3 +234,80 @@ def test_client_key_rule_survives_the_partial_index(scratch_database_url: str) -
                 connection.exec_driver_sql(f"DELETE FROM labels WHERE id = {top}")
     finally:
         engine.dispose()
+
+
+def test_history_rollups_are_backfilled_from_existing_points(scratch_database_url: str) -> None:
+    """0023 builds the rollups of points written before it; they equal what the code writes
+    snapshot by snapshot (``history_rollups.add_snapshot``) and what ``rebuild`` makes; pairs
+    are left out."""
+    url = scratch_database_url
+    migrate.upgrade(url, "0021")
+    engine = make_engine(url)
+    hour = 3_600_000_000
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO projects (slug, name, created_at) VALUES ('old', 'Old', 0)"
+            )
+            project = connection.exec_driver_sql("SELECT id FROM projects").scalar_one()
+            for i in range(400):
+                at = 1_767_225_600_000_000 + i * 5 * hour + (i % 7) * 60_000_000
+                snapshot = connection.execute(
+                    text(_OLD_SNAPSHOT), {"p": project, "tick": i, "at": at}
+                ).scalar_one()
+                for kind, subject, value in (
+                    ("project", "", None if i % 13 == 0 else 0.5 + (i % 11) / 50),
+                    ("rater", "r1", 0.3 + (i % 5) / 10),
+                    ("pair", "r1|r2", 0.4),
+                ):
+                    connection.execute(
+                        text(_OLD_POINT),
+                        {
+                            "s": snapshot, "p": project, "at": at, "kind": kind,
+                            "subject": subject, "value": value,
+                            "low": None if value is None else value - 0.05,
+                            "high": None if value is None else value + 0.05,
+                            "n": 5 + i % 4, "reason": None if value is not None else f"r{i % 2}",
+                        },
+                    )  # fmt: skip
+        migrate.upgrade(url)
+        with engine.begin() as connection:
+            backfilled = connection.execute(text(_ROLLUPS)).all()
+            counted = connection.exec_driver_sql("SELECT scope, snapshots FROM snapshot_counts")
+            assert [tuple(row) for row in counted] == [("cumulative", 400)]
+            connection.exec_driver_sql("DELETE FROM metric_rollups")
+            snapshots = connection.exec_driver_sql(
+                "SELECT id, as_of, computed_at FROM snapshots ORDER BY tick"
+            ).all()
+            for snapshot_id, as_of, computed_at in snapshots:
+                history_rollups.add_snapshot(connection, snapshot_id, as_of, computed_at)
+            written = connection.execute(text(_ROLLUPS)).all()
+            history_rollups.rebuild(connection, project)
+            rebuilt = connection.execute(text(_ROLLUPS)).all()
+    finally:
+        engine.dispose()
+    assert len(backfilled) > 400  # 5 levels, 2 series
+    assert {row[1] for row in backfilled} == {"project", "rater"}
+    assert backfilled == written
+    assert rebuilt == written
+
+
+_OLD_SNAPSHOT = """
+INSERT INTO snapshots (project_id, scope, tick, computed_at, as_of, watermark,
+    project_label_count, n_labels, n_items, n_raters, n_pairable_items, categories, settings,
+    code_version, interval_method, duration_ms, result)
+VALUES (:p, 'cumulative', :tick, :at, :at, 0, 0, 0, 0, 2, 0, '[]', '{}', 'old', 'jackknife',
+    1.0, '{}')
+RETURNING id
+"""
+_OLD_POINT = """
+INSERT INTO metric_points (snapshot_id, project_id, scope, computed_at, as_of, metric,
+    subject_kind, subject_id, value, ci_low, ci_high, n, reason)
+VALUES (:s, :p, 'cumulative', :at, :at, 'kappa_s', :kind, :subject, :value, :low, :high, :n,
+    :reason)
+"""
+_ROLLUPS = """
+SELECT metric, subject_kind, subject_id, scope, span, span_start, points, low, high, low_at,
+    high_at, ci_low, ci_high, n, undefined, undefined_at, reason, computed_at, snapshot_id
+FROM metric_rollups ORDER BY subject_kind, subject_id, span, span_start
+"""
