@@ -30,6 +30,10 @@ Sums kept per group g (R raters in the kept numbering, K categories):
                       (specific agreement per category)
     looks_by_category (G, K)  category counts of every human look (the prevalence P without a
                       pairable item, as ``measures._prevalence`` takes it)
+    products (G, K, K)   sum_u c_u c_u' / (m_u (m_u - 1)); with inverse_m1 (G,), the sum
+                      of 1 / (m_u - 1), the weighted observed agreement for any weights w:
+                      sum_u Ao^w_u = <w, products> - inverse_m1 (chance.py)
+    coincidences (G, K, K)  sum_u c_u c_u' / (m_u - 1): alpha's coincidence matrix (ordinal.py)
     s_items, s_ao, s_amax (G, R)  S against the group (``group.against_group``), over rater
                       p's items with m_u >= 3: their number, sum of Ao and Amax of the others
                       (pairs among the others agreeing with p's category, the best category's)
@@ -112,6 +116,9 @@ _ADDITIVE = (
     "s_amax",
     "s_share",
     "confusion",
+    "products",
+    "inverse_m1",
+    "coincidences",
 )
 # The project totals kept without groups, sparse: (key array, values array) names.
 _TABLES = (("triple_key", "triple_weight"), ("pair_key", "pair_confusion"))
@@ -168,6 +175,9 @@ class KeptStats:
     s_amax: np.ndarray
     s_share: np.ndarray
     confusion: np.ndarray
+    products: np.ndarray
+    inverse_m1: np.ndarray
+    coincidences: np.ndarray
     triple_key: np.ndarray
     triple_weight: np.ndarray
     pair_key: np.ndarray
@@ -316,6 +326,9 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         s_amax=np.zeros((g, r)),
         s_share=np.zeros((g, r, k)),
         confusion=np.zeros((g, r, k, k)),
+        products=np.zeros((g, k, k)),
+        inverse_m1=np.zeros(g),
+        coincidences=np.zeros((g, k, k)),
         **no_tables(k),
     )
 
@@ -434,7 +447,24 @@ def contributions(
         confusion=_confusion(table, g_label * r + s_label, groups, r),
         **_against_group(table, g_item, s_label, groups, r),
         **_pairs(table, s_label),
+        **_ordinal(table, g_item, groups),
     )
+
+
+def _ordinal(table: GroupTable, g_item: np.ndarray, groups: int) -> dict[str, np.ndarray]:
+    """The ordinal coefficients' per-item sums (module docstring), per group."""
+    k = table.counts.shape[1]
+    counts = table.counts.astype(float)
+    m = table.m.astype(float)
+    products = np.zeros((groups, k, k))
+    coincidences = np.zeros((groups, k, k))
+    for c in range(k):  # bounded by the number of categories
+        for d in range(k):  # bounded by the number of categories
+            both = counts[:, c] * counts[:, d] / (m - 1.0)
+            coincidences[:, c, d] = np.bincount(g_item, weights=both, minlength=groups)
+            products[:, c, d] = np.bincount(g_item, weights=both / m, minlength=groups)
+    inverse_m1 = np.bincount(g_item, weights=1.0 / (m - 1.0), minlength=groups)
+    return {"products": products, "inverse_m1": inverse_m1, "coincidences": coincidences}
 
 
 def _pairs(table: GroupTable, s_label: np.ndarray) -> dict[str, np.ndarray]:

@@ -25,6 +25,8 @@ from auditor.stats.group import s_from
 from auditor.stats.group_jackknife import grouped_jackknife
 from auditor.stats.kappa import _fleiss, kappa_from
 from auditor.stats.kept import KeptStats
+from auditor.stats.ordinal import INTERVAL, ORDINAL, pair_index
+from auditor.stats.ordinal import _alpha_function as ordinal_alpha_function
 from auditor.stats.reading import grade_bias_from
 from auditor.stats.selfagreement import (
     chance_agreement,
@@ -183,6 +185,61 @@ def _rho(s: KeptStats, options: RhoOptions) -> np.ndarray:
     return out
 
 
+def _observed_weighted(s: KeptStats, w: np.ndarray) -> np.ndarray:
+    """mean_u Ao^w_u = (<w, products> - inverse_m1) / N (chance.observed_weighted_per_item)."""
+    return safe_ratio(np.einsum("skl,kl->s", s.products, w) - s.inverse_m1, s.n)
+
+
+def _corrected(ao: np.ndarray, ae: np.ndarray) -> np.ndarray:
+    return safe_ratio(ao - ae, 1.0 - ae)
+
+
+def ordinal_estimators(w: np.ndarray) -> dict[str, Callable[[KeptStats], np.ndarray]]:
+    """The weighted coefficients of ``coefficients.ordinal_estimators`` with weights w (K, K)."""
+    k = w.shape[0]
+
+    def fleiss_w(s: KeptStats) -> np.ndarray:
+        shares = s.counts / np.maximum(s.m, 1e-300)[:, None]
+        chance = np.einsum("sk,kl,sl->s", shares, w, shares)
+        return _corrected(_observed_weighted(s, w), chance)
+
+    def ac2(s: KeptStats) -> np.ndarray:
+        items = s.n + s.single.sum(axis=1)
+        pi = (s.shares + s.single) / np.maximum(items, 1e-300)[:, None]
+        chance = float(w.sum()) / (k * (k - 1)) * np.einsum("sk,sk->s", pi, 1.0 - pi)
+        return _corrected(_observed_weighted(s, w), chance)
+
+    def bp_w(s: KeptStats) -> np.ndarray:
+        return _corrected(_observed_weighted(s, w), np.full(s.n_groups, float(w.sum()) / k**2))
+
+    def kappa_s_w(s: KeptStats) -> np.ndarray:
+        n_p = s.rater_counts.sum(axis=2)
+        bias = s.rater_counts / np.maximum(n_p, 1.0)[..., None]
+        products = np.einsum("spk,kl,sql->spq", bias, w, bias)
+        ae = safe_ratio(2.0 * np.einsum("spq,spq->s", s.pair_weight, products), s.n)
+        return np.where(s.n > 0, kappa_from(_observed_weighted(s, w), ae), np.nan)
+
+    def alpha(metric: str) -> Callable[[KeptStats], np.ndarray]:
+        function = ordinal_alpha_function(k, metric)
+        first, second = pair_index(k)
+
+        def of(s: KeptStats) -> np.ndarray:
+            totals = np.column_stack([s.m, s.counts, s.coincidences[:, first, second]])
+            result: np.ndarray = function(totals)
+            return result
+
+        return of
+
+    return {
+        "kappa_s_w": kappa_s_w,
+        "fleiss_kappa_w": fleiss_w,
+        "ac2": ac2,
+        "bp_w": bp_w,
+        "alpha_ordinal": alpha(ORDINAL),
+        "alpha_interval": alpha(INTERVAL),
+    }
+
+
 ESTIMATORS: dict[str, Callable[[KeptStats], np.ndarray]] = {
     "observed_agreement": _observed,
     "fleiss_kappa": _fleiss_kappa,
@@ -210,10 +267,14 @@ class KeptEstimate:
 
 
 def estimates(
-    state: KeptStats, level: float = 0.95, rho: RhoOptions | None = None
+    state: KeptStats,
+    level: float = 0.95,
+    rho: RhoOptions | None = None,
+    weights: np.ndarray | None = None,
 ) -> dict[str, KeptEstimate]:
     """Every kept measure's estimate (NaN -> None) with its grouped jackknife interval; rho
-    too when ``rho`` gives settings the kept sums cover."""
+    too when ``rho`` gives settings the kept sums cover; the weighted (ordinal) coefficients
+    with agreement ``weights`` (K, K)."""
     total = state.total()
     dropped = state.without_each_group()
     used = (state.n > 0) | (state.sa_items.sum(axis=1) > 0)
@@ -221,6 +282,8 @@ def estimates(
     functions = {**ESTIMATORS, **category_estimators(state.n_categories)}
     if rho is not None and rho.covered:
         functions["rho"] = lambda s: _rho(s, rho)
+    if weights is not None:
+        functions.update(ordinal_estimators(weights))
     for name, function in functions.items():
         value = float(function(total)[0])
         if not math.isfinite(value):

@@ -69,6 +69,15 @@ _PROJECT: dict[str, tuple[BandScale | None, str]] = {
     "bp": (_LK, NO_PAIRABLE),
     "prevalence_index": (None, NO_PAIRABLE),
 }
+_ORDINAL: dict[str, tuple[BandScale | None, str]] = {
+    "kappa_s_w": (_LK, "every rater used one and the same single category: chance agreement is 1"),
+    "fleiss_kappa_w": (_LK, SINGLE_CATEGORY),
+    "ac2": (_LK, SINGLE_CATEGORY),
+    "bp_w": (_LK, NO_PAIRABLE),
+    "alpha_ordinal": (_KR, SINGLE_CATEGORY),
+    "alpha_interval": (_KR, SINGLE_CATEGORY),
+}
+_PROJECT.update(_ORDINAL)
 _CATEGORY: dict[str, str] = {"category_share": NO_PAIRABLE, "specific_agreement": NOT_USED}
 # The RaterResult fields of the rater model (their intervals are images of SA_p's).
 _RATER_MODEL = ("self_agreement", "self_kappa", "reliability", "random_choice")
@@ -373,7 +382,12 @@ def kept_measure_set(
     jackknife = method == IntervalMethod.JACKKNIFE
     bootstrap = method == IntervalMethod.BOOTSTRAP
     options = RhoOptions(settings.rho_mode, settings.rho_unrated, settings.rater_model)
-    found = estimates(state, settings.interval_level, options)
+    weights = (
+        chance.weight_matrix(state.n_categories, settings.scale, settings.weights)
+        if ordinal
+        else None
+    )
+    found = estimates(state, settings.interval_level, options, weights)
     total = state.total()
     n_pairable = int(total.n[0])
     missing: list[str] = []

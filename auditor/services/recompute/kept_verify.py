@@ -144,6 +144,9 @@ def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
         s_amax=state.s_amax[:, index],
         s_share=state.s_share[:, index],
         confusion=state.confusion[:, index],
+        products=state.products,
+        inverse_m1=state.inverse_m1,
+        coincidences=state.coincidences,
         **_triples(state, index),
         **_pair_tables(state, index),
     )

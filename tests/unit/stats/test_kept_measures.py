@@ -173,7 +173,8 @@ def test_what_is_missing_is_named() -> None:
     ordinal = ProjectSettings(scale=Scale.ORDINAL)
     kept = _kept(labels, ordinal, 20)
     assert "models" in kept.missing and "pairwise_cohen" not in kept.missing
-    assert "measures.kappa_s_w" in kept.missing and "measures.bias_index" in kept.missing
+    assert "measures.bias_index" in kept.missing  # its interval is item-level
+    assert "measures.kappa_s_w" not in kept.missing and "measures.alpha_ordinal" not in kept.missing
     for part in ("raters.s_vs_group", "raters.confusion", "raters.grade_bias"):
         assert part not in kept.missing, part
     assert "measures.kappa_s" not in kept.missing and "measures.rho" not in kept.missing
