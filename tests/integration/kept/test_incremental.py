@@ -84,12 +84,17 @@ def _full(uow: UnitOfWork, project_id: int) -> dict[str, float | None]:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(steps=steps, collapse=st.sampled_from(["first", "latest", "mode"]), model=st.booleans())
+@given(
+    steps=steps,
+    collapse=st.sampled_from(["first", "latest", "mode"]),
+    model=st.booleans(),
+    scale=st.sampled_from(["nominal", "ordinal"]),
+)
 def test_incremental_state_equals_a_rebuild_after_every_step(
-    uow: UnitOfWork, steps: list, collapse: str, model: bool
+    uow: UnitOfWork, steps: list, collapse: str, model: bool, scale: str
 ) -> None:
     slug = f"k{next(_slugs)}"
-    create_project(uow, slug, CATEGORIES, collapse=collapse)
+    create_project(uow, slug, CATEGORIES, collapse=collapse, scale=scale)
     project_id = find_project_id(uow, slug)
     for kind, argument in steps:
         if kind == "ingest":
