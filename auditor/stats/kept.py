@@ -34,6 +34,8 @@ Sums kept per group g (R raters in the kept numbering, K categories):
                       of 1 / (m_u - 1), the weighted observed agreement for any weights w:
                       sum_u Ao^w_u = <w, products> - inverse_m1 (chance.py)
     coincidences (G, K, K)  sum_u c_u c_u' / (m_u - 1): alpha's coincidence matrix (ordinal.py)
+    model_* (G, R, ...), model_pair_key (M,), model_pair_weight (1, M)  model raters' S and
+                      kappa_VA against the human group (``kept_models``)
     s_items, s_ao, s_amax (G, R)  S against the group (``group.against_group``), over rater
                       p's items with m_u >= 3: their number, sum of Ao and Amax of the others
                       (pairs among the others agreeing with p's category, the best category's)
@@ -63,7 +65,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.domain import CollapsePolicy, LabelArrays
-from auditor.stats import kept_pairs
+from auditor.stats import kept_models, kept_pairs
 from auditor.stats import kept_triples as triples
 from auditor.stats.group import _without_rater
 from auditor.stats.kappa import observed_per_item
@@ -119,10 +121,15 @@ _ADDITIVE = (
     "products",
     "inverse_m1",
     "coincidences",
+    *kept_models.DENSE,
 )
 # The project totals kept without groups, sparse: (key array, values array) names.
-_TABLES = (("triple_key", "triple_weight"), ("pair_key", "pair_confusion"))
-_UNGROUPED = tuple(name for table in _TABLES for name in table)
+TABLES = (
+    ("triple_key", "triple_weight"),
+    ("pair_key", "pair_confusion"),
+    ("model_pair_key", "model_pair_weight"),
+)
+_UNGROUPED = tuple(name for table in TABLES for name in table)
 # The arrays with a rater axis at 1 (and 2 for the pair tables): ``widened`` pads them.
 _BY_RATER = (
     "rater_counts",
@@ -136,6 +143,7 @@ _BY_RATER = (
     "s_amax",
     "s_share",
     "confusion",
+    *kept_models.DENSE,
 )
 
 
@@ -178,10 +186,19 @@ class KeptStats:
     products: np.ndarray
     inverse_m1: np.ndarray
     coincidences: np.ndarray
+    model_items: np.ndarray
+    model_ao: np.ndarray
+    model_amax: np.ndarray
+    model_share: np.ndarray
+    model_po: np.ndarray
+    model_pm: np.ndarray
+    model_prop: np.ndarray
     triple_key: np.ndarray
     triple_weight: np.ndarray
     pair_key: np.ndarray
     pair_confusion: np.ndarray
+    model_pair_key: np.ndarray
+    model_pair_weight: np.ndarray
 
     @property
     def n_groups(self) -> int:
@@ -229,7 +246,7 @@ class KeptStats:
             raise ValueError("kept statistics of different shapes cannot be merged")
         dense = {k: v + sign * getattr(other, k) for k, v in self.additive().items()}
         tables: dict[str, np.ndarray] = {}
-        for key, values in _TABLES:  # the triples, the pairs
+        for key, values in TABLES:  # the triples, the pairs
             union, (mine, theirs) = triples.align(
                 [
                     (getattr(self, key), getattr(self, values)),
@@ -284,7 +301,7 @@ class KeptStats:
         """The groups of ``parts`` one after the other; their ungrouped tables summed."""
         dense = {k: np.concatenate([getattr(p, k) for p in parts]) for k in _ADDITIVE}
         tables: dict[str, np.ndarray] = {}
-        for key, values in _TABLES:  # the triples, the pairs
+        for key, values in TABLES:  # the triples, the pairs
             union, aligned = triples.align([(getattr(p, key), getattr(p, values)) for p in parts])
             tables[key], tables[values] = union, np.sum(aligned, axis=0)
         return KeptStats(**dense, **tables)
@@ -296,6 +313,8 @@ def no_tables(k: int) -> dict[str, np.ndarray]:
         "triple_weight": np.zeros((1, 0)),
         "pair_key": np.zeros(0, dtype=np.int64),
         "pair_confusion": np.zeros((1, 0, k, k)),
+        "model_pair_key": np.zeros(0, dtype=np.int64),
+        "model_pair_weight": np.zeros((1, 0)),
     }
 
 
@@ -329,6 +348,13 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         products=np.zeros((g, k, k)),
         inverse_m1=np.zeros(g),
         coincidences=np.zeros((g, k, k)),
+        model_items=np.zeros((g, r)),
+        model_ao=np.zeros((g, r)),
+        model_amax=np.zeros((g, r)),
+        model_share=np.zeros((g, r, k)),
+        model_po=np.zeros((g, r)),
+        model_pm=np.zeros((g, r)),
+        model_prop=np.zeros((g, r, k)),
         **no_tables(k),
     )
 
@@ -448,6 +474,7 @@ def contributions(
         **_against_group(table, g_item, s_label, groups, r),
         **_pairs(table, s_label),
         **_ordinal(table, g_item, groups),
+        **kept_models.model_sums(table, cells, labels.rater_is_model, g_item, slot, groups, r),
     )
 
 

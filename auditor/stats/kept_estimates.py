@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.domain import RaterModel, RhoMode, RhoUnrated
+from auditor.stats import kept_models
 from auditor.stats import kept_triples as triples
 from auditor.stats import rho as rho_module
 from auditor.stats.alpha import _alpha
@@ -423,3 +424,58 @@ def grade_bias_estimates(state: KeptStats, level: float | None = 0.95) -> KeptGr
         if lo is not None and hi is not None:
             low[p], high[p] = lo, hi
     return KeptGradeBias(value, n, low, high)
+
+
+@dataclass(frozen=True)
+class KeptModelScores:
+    """Per rater slot (R,) (models only are meaningful): S and kappa_VA against the human
+    group, their items, and delete-a-group jackknife bounds (NaN where none)."""
+
+    s: np.ndarray
+    va: np.ndarray
+    n: np.ndarray
+    s_low: np.ndarray
+    s_high: np.ndarray
+    va_low: np.ndarray
+    va_high: np.ndarray
+
+
+def _model_values(s: KeptStats, scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    n_p = s.rater_counts.sum(axis=2)
+    bias = s.rater_counts / np.maximum(n_p, 1.0)[..., None]
+    chance = kept_models.model_chance(s.model_pair_key, s.model_pair_weight, bias, s.n_raters)
+    if scale is not None:
+        chance *= scale[..., None]
+    n = s.model_items
+    values = kept_models.model_s(n, s.model_ao, s.model_amax, s.model_share, chance)
+    va = kept_models.model_va(n, s.model_po, s.model_pm, s.model_share, s.model_prop)
+    return values, va
+
+
+def model_estimates(state: KeptStats, level: float | None = 0.95) -> KeptModelScores:
+    """Every model slot's S and kappa_VA from the kept sums; with ``level`` their intervals:
+    kappa_VA's replicates are exact, S's scale the model's chance term by its share of items
+    left (the pair weights are not grouped), as for S against the group."""
+    total = state.total()
+    s_value, va_value = (v[0] for v in _model_values(total))
+    r = state.n_raters
+    bounds = [np.full(r, np.nan) for _ in range(4)]
+    if level is not None:
+        dropped = state.without_each_group()
+        shape = dropped.model_items.shape
+        left = safe_ratio(dropped.model_items, np.broadcast_to(total.model_items, shape))
+        s_rep, va_rep = _model_values(dropped, np.nan_to_num(left))
+        for t in np.flatnonzero(total.model_items[0] > 0):  # bounded by the raters
+            held = state.model_items[:, t] > 0
+            for index, (value, replicates, ceiling) in enumerate(
+                ((s_value, s_rep, 1.0), (va_value, va_rep, 1.0))
+            ):
+                if not np.isfinite(value[t]):
+                    continue
+                lo, hi, _ = grouped_jackknife(
+                    float(value[t]), replicates[held, t], level, -math.inf, ceiling
+                )
+                if lo is not None and hi is not None:
+                    bounds[2 * index][t], bounds[2 * index + 1][t] = lo, hi
+    n = total.model_items[0].astype(np.int64)
+    return KeptModelScores(s_value, va_value, n, *bounds)

@@ -32,6 +32,7 @@ from auditor.stats.kept_estimates import (
     against_group_estimates,
     estimates,
     grade_bias_estimates,
+    model_estimates,
     rater_estimates,
 )
 from auditor.stats.raters import NO_PAIRABLE_ITEM
@@ -44,6 +45,7 @@ from auditor.stats.results import (
     CohenPair,
     Measure,
     MeasureSet,
+    ModelResult,
     RaterResult,
 )
 from auditor.stats.selfagreement import SINGLE_CATEGORY as RATER_SINGLE_CATEGORY
@@ -326,6 +328,41 @@ def _raters(
     return tuple(out)
 
 
+NO_MODEL_ITEM = "the model labeled no item that two human raters labeled"
+PM_EQUALS_PE = "Pm = Pe: the group's best agreement is chance agreement"
+
+
+def _models(
+    state: KeptStats, rater_names: tuple[str, ...], is_model: np.ndarray, settings: ProjectSettings
+) -> tuple[ModelResult, ...]:
+    """S and kappa_VA of every model slot as ``reporting.model_results`` reports them."""
+    level = settings.interval_level if method_wanted(settings) else None
+    found = model_estimates(state, level)
+    out = []
+    for t in np.flatnonzero(is_model):  # bounded by the raters
+        n = int(found.n[t])
+        if n == 0:
+            missing_item = Measure(None, reason=NO_MODEL_ITEM)
+            out.append(ModelResult(rater_names[t], missing_item, missing_item))
+            continue
+        measures = []
+        for value, low, high, undefined in (
+            (found.s, found.s_low, found.s_high, AMAX_EQUALS_AE),
+            (found.va, found.va_low, found.va_high, PM_EQUALS_PE),
+        ):
+            interval: intervals.Interval | None = None
+            if level is not None:
+                interval = (
+                    (float(low[t]), float(high[t]), None)
+                    if np.isfinite(low[t])
+                    else (None, None, None)
+                )
+            reason = None if np.isfinite(value[t]) else undefined
+            measures.append(make_measure(float(value[t]), n, reason, _LK, interval, settings))
+        out.append(ModelResult(rater_names[t], measures[0], measures[1]))
+    return tuple(out)
+
+
 def _bias_index(total: KeptStats, settings: ProjectSettings) -> Measure:
     """The bias index from the kept pair tables (``reading.bias_index``), without interval."""
     shared = int(np.rint(total.pair_confusion.sum()))
@@ -423,8 +460,11 @@ def kept_measure_set(
         }
 
     rater_results = _raters(state, rater_names, is_model, settings, jackknife, ordinal, missing)
-    if is_model.any():
-        missing.append("models")
+    models: tuple[ModelResult, ...] = ()
+    if bootstrap and is_model.any():
+        missing.append("models")  # its resamples are drawn with everything else's
+    elif is_model.any():
+        models = _models(state, rater_names, is_model, settings)
     pairs: tuple[CohenPair, ...] = ()
     if bootstrap and int((~is_model).sum()) >= 2:
         missing.append("pairwise_cohen")  # its resamples are drawn with everything else's
@@ -446,7 +486,7 @@ def kept_measure_set(
         categories=tuple(categories),
         measures=measures,
         raters=rater_results,
-        models=(),
+        models=models,
         pairwise_cohen=pairs,
         interval_method=method,
         interval_level=settings.interval_level,

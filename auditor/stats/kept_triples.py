@@ -114,12 +114,14 @@ def pruned(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def renumbered(
-    keys: np.ndarray, weights: np.ndarray, new_slot: np.ndarray
+    keys: np.ndarray, weights: np.ndarray, new_slot: np.ndarray, sorted_from: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The triples with slot s renamed ``new_slot[s]`` (a permutation; -1 drops the triple)."""
+    """The triples with slot s renamed ``new_slot[s]`` (a permutation; -1 drops the triple);
+    the members from ``sorted_from`` on are kept in ascending order (1: a model's (t, p < q))."""
     a, b, c = (new_slot[x] for x in decode(keys))
     keep = (a >= 0) & (b >= 0) & (c >= 0)
-    ordered = np.sort(np.column_stack([a[keep], b[keep], c[keep]]), axis=1)
+    ordered = np.column_stack([a[keep], b[keep], c[keep]])
+    ordered[:, sorted_from:] = np.sort(ordered[:, sorted_from:], axis=1)
     new_keys = encode(ordered[:, 0], ordered[:, 1], ordered[:, 2])
     order = np.argsort(new_keys)
     return new_keys[order], weights[:, keep][:, order]

@@ -39,7 +39,7 @@ from auditor.storage.label_loader import (
 from auditor.storage.unit_of_work import UnitOfWork
 
 # Bumped whenever the kept arrays change meaning: a stored state of another version rebuilds.
-VERSION = 10
+VERSION = 11
 
 # The payload slot (a group index no group has) of the ungrouped tables: the rater triples'
 # and pairs' sparse totals (stats/kept_triples, stats/kept_pairs).

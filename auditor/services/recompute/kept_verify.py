@@ -15,7 +15,7 @@ from auditor.services.recompute.kept import (
     state_of,
     update_kept,
 )
-from auditor.stats import kept, kept_pairs
+from auditor.stats import kept, kept_models, kept_pairs
 from auditor.stats import kept_estimates as measures
 from auditor.stats import kept_triples as triples
 from auditor.storage import snapshot_repository
@@ -80,20 +80,14 @@ def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Veri
         float(np.abs(getattr(incremental, n) - v).max(initial=0.0))
         for n, v in rebuilt.additive().items()
     )
-    _, (ours_t, theirs_t) = triples.align(
-        [
-            (incremental.triple_key, incremental.triple_weight),
-            (rebuilt.triple_key, rebuilt.triple_weight),
-        ]
-    )
-    largest = max(largest, float(np.abs(ours_t - theirs_t).max(initial=0.0)))
-    _, (ours_p, theirs_p) = triples.align(
-        [
-            (incremental.pair_key, incremental.pair_confusion),
-            (rebuilt.pair_key, rebuilt.pair_confusion),
-        ]
-    )
-    largest = max(largest, float(np.abs(ours_p - theirs_p).max(initial=0.0)))
+    for key, values in kept.TABLES:  # the sparse ungrouped tables: compare on their union
+        _, (mine, theirs) = triples.align(
+            [
+                (getattr(incremental, key), getattr(incremental, values)),
+                (getattr(rebuilt, key), getattr(rebuilt, values)),
+            ]
+        )
+        largest = max(largest, float(np.abs(mine - theirs).max(initial=0.0)))
     ours = measures.estimates(incremental, rho=options)
     theirs = measures.estimates(rebuilt, rho=options)
     pairs = {name: (ours[name].value, theirs[name].value) for name in ours}
@@ -147,6 +141,7 @@ def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
         products=state.products,
         inverse_m1=state.inverse_m1,
         coincidences=state.coincidences,
+        **{name: getattr(state, name)[:, index] for name in kept_models.DENSE},
         **_triples(state, index),
         **_pair_tables(state, index),
     )
@@ -173,7 +168,15 @@ def _triples(state: kept.KeptStats, index: np.ndarray) -> dict[str, np.ndarray]:
     new_slot = np.full(max(state.n_raters, 1), -1, dtype=np.int64)
     new_slot[index] = np.arange(index.shape[0])
     keys, weights = triples.renumbered(state.triple_key, state.triple_weight, new_slot)
-    return {"triple_key": keys, "triple_weight": weights}
+    model_keys, model_weights = triples.renumbered(
+        state.model_pair_key, state.model_pair_weight, new_slot, sorted_from=1
+    )
+    return {
+        "triple_key": keys,
+        "triple_weight": weights,
+        "model_pair_key": model_keys,
+        "model_pair_weight": model_weights,
+    }
 
 
 def _pairs(upper: np.ndarray, index: np.ndarray) -> np.ndarray:

@@ -117,11 +117,25 @@ def assert_equal_where_kept(kept: KeptMeasureSet, full: MeasureSet) -> None:
     if "models" in missing:
         assert ours.models == ()
     else:
-        assert ours.models == full.models
+        assert [m.rater for m in ours.models] == [m.rater for m in full.models]
+        for mine_m, theirs_m in zip(ours.models, full.models, strict=True):
+            _same_measure(f"{theirs_m.rater}.s", mine_m.s, theirs_m.s)
+            _same_measure(f"{theirs_m.rater}.kappa_va", mine_m.kappa_va, theirs_m.kappa_va)
     if "pairwise_cohen" in missing:
         assert ours.pairwise_cohen == ()
     else:
-        assert ours.pairwise_cohen == full.pairwise_cohen
+        assert len(ours.pairwise_cohen) == len(full.pairwise_cohen)
+        for pair, their_pair in zip(ours.pairwise_cohen, full.pairwise_cohen, strict=True):
+            where = f"{their_pair.rater_a}|{their_pair.rater_b}"
+            assert (pair.rater_a, pair.rater_b, pair.n_items) == (
+                their_pair.rater_a,
+                their_pair.rater_b,
+                their_pair.n_items,
+            )
+            _same_measure(where, pair.kappa, their_pair.kappa)
+            assert (pair.cohen_w is None) == (their_pair.cohen_w is None), where
+            if pair.cohen_w is not None and their_pair.cohen_w is not None:
+                _same_measure(f"{where} w", pair.cohen_w, their_pair.cohen_w)
     spread_a, spread_b = ours.self_agreement_spread, full.self_agreement_spread
     assert (spread_a is None) == (spread_b is None)
     if spread_a is not None and spread_b is not None:
@@ -172,7 +186,7 @@ def test_what_is_missing_is_named() -> None:
     labels = synthetic_project(300, 5, n_models=1, repeat_share=0.1, seed=4)
     ordinal = ProjectSettings(scale=Scale.ORDINAL)
     kept = _kept(labels, ordinal, 20)
-    assert "models" in kept.missing and "pairwise_cohen" not in kept.missing
+    assert "models" not in kept.missing and "pairwise_cohen" not in kept.missing
     assert "measures.bias_index" in kept.missing  # its interval is item-level
     assert "measures.kappa_s_w" not in kept.missing and "measures.alpha_ordinal" not in kept.missing
     for part in ("raters.s_vs_group", "raters.confusion", "raters.grade_bias"):
@@ -183,6 +197,7 @@ def test_what_is_missing_is_named() -> None:
     boot = _kept(labels, ProjectSettings(interval_method=IntervalMethod.BOOTSTRAP), 20)
     assert "measures.kappa_s" in boot.missing and "by_category.category_share" in boot.missing
     assert "raters.self_agreement" in boot.missing and "pairwise_cohen" in boot.missing
+    assert "models" in boot.missing
 
 
 def test_kept_intervals_hold_the_estimates() -> None:
