@@ -147,13 +147,13 @@ def state_of(record: KeptRecord, layout: Layout) -> kept.KeptStats:
         if payload is None:
             parts.append(kept.empty(1, len(layout.raters), len(layout.categories)))
         else:
-            tables = kept.no_tables(len(layout.categories))
-            parts.append(kept.KeptStats(**from_payload(payload), **tables))
+            none = kept.no_tables(len(layout.categories))
+            parts.append(kept.KeptStats(**from_payload(payload), **none))
     state = kept.KeptStats.stack(parts)
-    tables = record.payloads.get(TABLES_SLOT)
-    if tables is None:
+    stored = record.payloads.get(TABLES_SLOT)
+    if stored is None:
         return state
-    return state.with_ungrouped(**from_payload(tables))
+    return state.with_ungrouped(**from_payload(stored))
 
 
 def payloads(state: kept.KeptStats, groups: list[int], tables: bool = True) -> dict[int, bytes]:

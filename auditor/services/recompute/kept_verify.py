@@ -81,13 +81,14 @@ def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Veri
         for n, v in rebuilt.additive().items()
     )
     for key, values in kept.TABLES:  # the sparse ungrouped tables: compare on their union
-        _, (mine, theirs) = triples.align(
+        _, (kept_values, rebuilt_values) = triples.align(
             [
                 (getattr(incremental, key), getattr(incremental, values)),
                 (getattr(rebuilt, key), getattr(rebuilt, values)),
             ]
         )
-        largest = max(largest, float(np.abs(mine - theirs).max(initial=0.0)))
+        difference = np.abs(kept_values - rebuilt_values)
+        largest = max(largest, float(difference.max(initial=0.0)))
     ours = measures.estimates(incremental, rho=options)
     theirs = measures.estimates(rebuilt, rho=options)
     pairs = {name: (ours[name].value, theirs[name].value) for name in ours}

@@ -111,10 +111,11 @@ def test_incremental_state_equals_a_rebuild_after_every_step(
         full = _full(uow, project_id)
         ours = {name: e.value for name, e in kept_estimates(uow, project_id).items()}
         for name, value in full.items():
-            if value is None or ours.get(name) is None:
-                assert value is None and ours.get(name) is None, (name, value, ours.get(name))
+            mine = ours.get(name)
+            if value is None or mine is None:
+                assert value is None and mine is None, (name, value, mine)
             else:
-                assert abs(value - ours[name]) <= 1e-9, (name, value, ours[name])
+                assert abs(value - mine) <= 1e-9, (name, value, mine)
         _measure_set_equals_the_full_computation(uow, project_id)
 
 
