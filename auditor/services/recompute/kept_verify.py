@@ -111,6 +111,16 @@ def rebuild_verified(uow: UnitOfWork, project_id: int) -> Verification | None:
         return verify_kept(uow, project_id)
 
 
+def in_id_order(state: kept.KeptStats, layout: Layout) -> tuple[kept.KeptStats, list[int]]:
+    """The state with its rater slots in rater-id order (the full load's numbering, so
+    ``kept_measure_set`` lists raters, models and pairs as ``compute_measures`` does) and the
+    rater ids of the new slots. Updates append new raters in order of arrival."""
+    ids = sorted(layout.raters)
+    if ids == layout.raters:
+        return state, ids
+    return _reordered(state, [layout.raters.index(r) for r in ids]), ids
+
+
 def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
     """The state with its raters taken in ``order`` (slots without labels left out)."""
     index = np.asarray(order, dtype=np.int64)

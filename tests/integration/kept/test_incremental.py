@@ -16,7 +16,7 @@ from auditor.services.ingest.imports import list_imports, revert_import
 from auditor.services.ingest.labels import ingest_labels
 from auditor.services.projects.projects import create_project
 from auditor.services.recompute.kept import Layout, state_of, update_kept
-from auditor.services.recompute.kept_verify import _reordered, kept_estimates, verify_kept
+from auditor.services.recompute.kept_verify import in_id_order, kept_estimates, verify_kept
 from auditor.services.recompute.recompute import find_project_id, recompute_project
 from auditor.stats import compute_measures
 from auditor.stats.kept import KEPT_MEASURES
@@ -131,9 +131,7 @@ def _measure_set_equals_the_full_computation(uow: UnitOfWork, project_id: int) -
     assert record is not None and project is not None
     layout = Layout.parse(record.signature)
     assert layout is not None
-    state = _reordered(
-        state_of(record, layout), [layout.raters.index(r) for r in sorted(layout.raters)]
-    )
+    state, _ = in_id_order(state_of(record, layout), layout)
     chosen = project.settings
     kept = kept_measure_set(
         state,
