@@ -472,7 +472,7 @@ def contributions(
         looks_by_category=looks_by_category.reshape(groups, k).astype(float),
         confusion=_confusion(table, g_label * r + s_label, groups, r),
         **_against_group(table, g_item, s_label, groups, r),
-        **_pairs(table, s_label),
+        **_pairs(table, s_label, r),
         **_ordinal(table, g_item, groups),
         **kept_models.model_sums(table, cells, labels.rater_is_model, g_item, slot, groups, r),
     )
@@ -494,8 +494,8 @@ def _ordinal(table: GroupTable, g_item: np.ndarray, groups: int) -> dict[str, np
     return {"products": products, "inverse_m1": inverse_m1, "coincidences": coincidences}
 
 
-def _pairs(table: GroupTable, s_label: np.ndarray) -> dict[str, np.ndarray]:
-    keys, tables = kept_pairs.pair_tables(table, s_label)
+def _pairs(table: GroupTable, s_label: np.ndarray, r: int) -> dict[str, np.ndarray]:
+    keys, tables = kept_pairs.pair_tables(table, s_label, r)
     return {"pair_key": keys, "pair_confusion": tables}
 
 
@@ -533,27 +533,11 @@ def _against_group(
     s_share = np.bincount(
         rater_code * k + table.label_category[three], minlength=groups * r * k
     ).astype(float)
-    found_keys, found_weights = [], []
+    summed = triples.Accumulator(r)
     for i, j, h in triples.within_item_triples(table.label_item, table.starts, table.m):
-        ordered = np.sort(np.column_stack([s_label[i], s_label[j], s_label[h]]), axis=1)
-        item = table.label_item[i]
-        keys, weights = triples.reduce(
-            triples.encode(ordered[:, 0], ordered[:, 1], ordered[:, 2]),
-            np.zeros(item.shape[0], dtype=np.int64),
-            inverse[item],
-            1,
-        )
-        found_keys.append(keys)
-        found_weights.append(weights[0])
-    if found_keys:
-        keys, weights = triples.reduce(
-            np.concatenate(found_keys),
-            np.zeros(sum(k.shape[0] for k in found_keys), dtype=np.int64),
-            np.concatenate(found_weights),
-            1,
-        )
-    else:
-        keys, weights = np.zeros(0, dtype=np.int64), np.zeros((1, 0))
+        a, b, c = triples.sorted3(s_label[i], s_label[j], s_label[h])
+        summed.add(a, b, c, inverse[table.label_item[i]])
+    keys, weights = summed.result()
     return {
         "s_items": s_items.reshape(groups, r),
         "s_ao": s_ao.reshape(groups, r),

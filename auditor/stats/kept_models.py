@@ -81,13 +81,13 @@ def model_sums(
         "model_pm": by_code(proportion[u].max(axis=1) if u.size else np.zeros(0)),
         "model_prop": prop.reshape(groups, r, k),
     }
-    keys, weights = _pair_weights(table, u, t, slot)
+    keys, weights = _pair_weights(table, u, t, slot, r)
     out["model_pair_key"], out["model_pair_weight"] = keys, weights
     return out
 
 
 def _pair_weights(
-    table: GroupTable, u: np.ndarray, t: np.ndarray, slot: np.ndarray
+    table: GroupTable, u: np.ndarray, t: np.ndarray, slot: np.ndarray, r: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """M_tpq over the models' items u (model slots t): each human pair p < q on u once per
     model on u, weight 1 / (m_u (m_u - 1))."""
@@ -97,7 +97,7 @@ def _pair_weights(
     u_sorted, t_sorted = u[order], t[order]
     per_item = np.bincount(u_sorted, minlength=table.n_pairable)
     first_model = np.concatenate([[0], np.cumsum(per_item)[:-1]])
-    found_keys, found_weights = [], []
+    summed = triples.Accumulator(r)
     human_slot = slot[table.label_rater]
     for i, j in within_item_pairs(table.label_item, table.starts, table.m):
         item = table.label_item[i]
@@ -108,24 +108,9 @@ def _pair_weights(
         offset = np.arange(item.shape[0]) - np.repeat(np.cumsum(repeat) - repeat, repeat)
         model = t_sorted[first_model[item] + offset]
         a, b = human_slot[i], human_slot[j]
-        low, high = np.minimum(a, b), np.maximum(a, b)
         m = table.m[item].astype(float)
-        keys, weights = triples.reduce(
-            triples.encode(model, low, high),
-            np.zeros(item.shape[0], dtype=np.int64),
-            1.0 / (m * (m - 1.0)),
-            1,
-        )
-        found_keys.append(keys)
-        found_weights.append(weights[0])
-    if not found_keys:
-        return np.zeros(0, dtype=np.int64), np.zeros((1, 0))
-    return triples.reduce(
-        np.concatenate(found_keys),
-        np.zeros(sum(x.shape[0] for x in found_keys), dtype=np.int64),
-        np.concatenate(found_weights),
-        1,
-    )
+        summed.add(model, np.minimum(a, b), np.maximum(a, b), 1.0 / (m * (m - 1.0)))
+    return summed.result()
 
 
 def model_chance(

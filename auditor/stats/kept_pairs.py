@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from auditor.stats.kept_triples import SHIFT
+from auditor.stats.kept_triples import DENSE_CELLS, SHIFT
 
-__all__ = ["SHIFT", "decode", "pair_tables"]
+__all__ = ["SHIFT", "decode", "pair_tables"]  # SHIFT: the key layout, read by kept_verify
 from auditor.stats.tables import GroupTable, within_item_pairs
 
 MASK = np.int64((1 << SHIFT) - 1)
 
 
-def pair_tables(table: GroupTable, s_label: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(keys (P,), tables (1, P, K, K)) of the pairs of kept slots that shared an item; rows
-    are the lower slot's category."""
+def pair_tables(table: GroupTable, s_label: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """(keys (P,), tables (1, P, K, K)) of the pairs of the ``r`` kept slots that shared an
+    item; rows are the lower slot's category. Up to ``DENSE_CELLS`` cells a dense bincount
+    sums them (as ``cohen``'s tallies), above it a sort of the codes."""
     k = table.counts.shape[1]
+    dense = np.zeros(r * r * k * k) if r * r * k * k <= DENSE_CELLS else None
     found: list[np.ndarray] = []
     for i, j in within_item_pairs(table.label_item, table.starts, table.m):
         a, b = s_label[i], s_label[j]
@@ -32,8 +34,17 @@ def pair_tables(table: GroupTable, s_label: np.ndarray) -> tuple[np.ndarray, np.
         swap = a > b
         low, high = np.where(swap, b, a), np.where(swap, a, b)
         c_low, c_high = np.where(swap, cb, ca), np.where(swap, ca, cb)
-        code = ((low.astype(np.int64) << SHIFT) | high) * (k * k) + c_low * k + c_high
-        found.append(code)
+        if dense is not None:
+            code = (low * r + high) * (k * k) + c_low * k + c_high
+            dense += np.bincount(code, minlength=dense.shape[0])
+            continue
+        found.append(((low.astype(np.int64) << SHIFT) | high) * (k * k) + c_low * k + c_high)
+    if dense is not None:
+        by_pair = dense.reshape(r * r, k * k)
+        used = np.flatnonzero(by_pair.any(axis=1))
+        low, high = np.divmod(used, r)
+        keys = (low.astype(np.int64) << SHIFT) | high
+        return keys, by_pair[used].reshape(1, used.shape[0], k, k)
     if not found:
         return np.zeros(0, dtype=np.int64), np.zeros((1, 0, k, k))
     cells, counts = np.unique(np.concatenate(found), return_counts=True)

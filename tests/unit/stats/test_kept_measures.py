@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +20,7 @@ from auditor.domain import (
     RhoUnrated,
     Scale,
 )
-from auditor.stats import compute_measures
+from auditor.stats import compute_measures, kept_pairs, kept_triples
 from auditor.stats.bands import BandScale, band
 from auditor.stats.kept import contributions, item_groups
 from auditor.stats.kept_measures import NOT_KEPT, KeptMeasureSet, kept_measure_set
@@ -216,3 +217,18 @@ def test_kept_intervals_hold_the_estimates() -> None:
         assert s.value is not None and s.ci_low is not None and s.ci_high is not None
         assert s.ci_low < s.value <= s.ci_high
         assert s.interval_method == IntervalMethod.JACKKNIFE
+
+
+def test_sparse_and_dense_sums_of_the_tables_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above ``DENSE_CELLS`` (more than 128 raters) the triple, pair and model-pair tables are
+    summed by sorting keys: the same tables as the dense bincount of small projects."""
+    labels = synthetic_project(200, 6, n_models=2, repeat_share=0.1, seed=7)
+    groups = item_groups(np.arange(labels.n_items), 5)
+    dense = contributions(labels, CollapsePolicy.FIRST, groups, 5)
+    monkeypatch.setattr(kept_triples, "DENSE_CELLS", 0)
+    monkeypatch.setattr(kept_pairs, "DENSE_CELLS", 0)
+    sparse = contributions(labels, CollapsePolicy.FIRST, groups, 5)
+    assert dense.triple_key.size and dense.pair_key.size and dense.model_pair_key.size
+    for name, value in dense.arrays().items():
+        assert np.array_equal(value.shape, getattr(sparse, name).shape), name
+        assert np.allclose(value, getattr(sparse, name), atol=1e-12), name
