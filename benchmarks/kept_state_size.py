@@ -28,6 +28,7 @@ FAMILIES = {
     "raters' confusion": ("confusion",),
     "pair tables (ungrouped)": ("pair_key", "pair_confusion"),
     "ordinal sums": ("products", "inverse_m1", "coincidences"),
+    "pair differences (grouped, sparse)": ("difference_key", "pair_difference"),
     "models (dense)": tuple(DENSE),
     "models (pair weights, ungrouped)": ("model_pair_key", "model_pair_weight"),
 }
@@ -57,7 +58,7 @@ def main() -> None:
     seconds = time.process_time() - started
     sizes: dict[str, int] = {}
     for g in range(args.groups):  # bounded by the groups
-        for name, array in state.group(g).additive().items():
+        for name, array in state.group(g).per_group().items():
             sizes[name] = sizes.get(name, 0) + len(to_payload({name: array}))
     for name, array in state.ungrouped().items():
         sizes[name] = sizes.get(name, 0) + len(to_payload({name: array}))

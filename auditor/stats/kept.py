@@ -48,6 +48,9 @@ Sums kept per group g (R raters in the kept numbering, K categories):
                       chance term is a quadratic form of the biases v in it; project totals
                       only (per group they grow with the items: 32 MB at 100k items, 200
                       raters, 5 a item, against at most C(R, 3) entries ungrouped)
+    difference_key (P,), pair_difference (G, P, K + 1)  per group, each rater pair's
+                      difference of marginals on shared items ([a gave c] - [b gave c]) and
+                      its shared items: the bias index's group jackknife (sparse by pair)
     pair_key (P,), pair_confusion (1, P, K, K)  each rater pair's confusion table over the
                       items both labeled, project totals only (``kept_pairs``: not grouped;
                       every jackknife replicate carries the same totals)
@@ -130,6 +133,10 @@ TABLES = (
     ("model_pair_key", "model_pair_weight"),
 )
 _UNGROUPED = tuple(name for table in TABLES for name in table)
+# Sparse tables kept per group: keys (T,) shared by the groups, values (G, T, ...); a group's
+# payload holds its nonzero keys only.
+GROUPED_TABLES = (("difference_key", "pair_difference"),)
+_GROUPED = tuple(name for table in GROUPED_TABLES for name in table)
 # The arrays with a rater axis at 1 (and 2 for the pair tables): ``widened`` pads them.
 _BY_RATER = (
     "rater_counts",
@@ -199,6 +206,8 @@ class KeptStats:
     pair_confusion: np.ndarray
     model_pair_key: np.ndarray
     model_pair_weight: np.ndarray
+    difference_key: np.ndarray
+    pair_difference: np.ndarray
 
     @property
     def n_groups(self) -> int:
@@ -213,12 +222,16 @@ class KeptStats:
         return int(self.counts.shape[1])
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """Every array by name: the grouped sums and the ungrouped sparse tables."""
-        return {**self.additive(), **self.ungrouped()}
+        """Every array by name: the grouped sums and tables and the ungrouped tables."""
+        return {**self.per_group(), **self.ungrouped()}
 
     def additive(self) -> dict[str, np.ndarray]:
-        """The sums kept per group (leading axis G)."""
+        """The dense sums kept per group (leading axis G)."""
         return {name: getattr(self, name) for name in _ADDITIVE}
+
+    def per_group(self) -> dict[str, np.ndarray]:
+        """What a group's payload holds: the dense sums and the grouped sparse tables."""
+        return {**self.additive(), **{name: getattr(self, name) for name in _GROUPED}}
 
     def ungrouped(self) -> dict[str, np.ndarray]:
         """The project totals kept without groups (their own payload): the rater triples'
@@ -232,9 +245,18 @@ class KeptStats:
         k = self.n_categories
         return self.with_ungrouped(**no_tables(k))
 
-    def _with(self, dense: dict[str, np.ndarray]) -> KeptStats:
-        """Other grouped sums, the same ungrouped tables."""
-        return KeptStats(**dense, **self.ungrouped())
+    def _with(self, dense: dict[str, np.ndarray], grouped: dict[str, np.ndarray]) -> KeptStats:
+        """Other grouped sums and tables, the same ungrouped tables."""
+        return KeptStats(**dense, **grouped, **self.ungrouped())
+
+    def _grouped(self, how: str) -> dict[str, np.ndarray]:
+        """The grouped tables' values summed ("total") or the total less each group."""
+        out: dict[str, np.ndarray] = {}
+        for key, values in GROUPED_TABLES:  # bounded by the grouped tables (one)
+            v = getattr(self, values)
+            summed = v.sum(axis=0, keepdims=True)
+            out[key], out[values] = getattr(self, key), summed if how == "total" else summed - v
+        return out
 
     def plus(self, other: KeptStats, sign: float = 1.0) -> KeptStats:
         """self + sign * other (same groups, raters and categories)."""
@@ -246,7 +268,7 @@ class KeptStats:
             raise ValueError("kept statistics of different shapes cannot be merged")
         dense = {k: v + sign * getattr(other, k) for k, v in self.additive().items()}
         tables: dict[str, np.ndarray] = {}
-        for key, values in TABLES:  # the triples, the pairs
+        for key, values in (*TABLES, *GROUPED_TABLES):  # the sparse tables
             union, (mine, theirs) = triples.align(
                 [
                     (getattr(self, key), getattr(self, values)),
@@ -261,12 +283,14 @@ class KeptStats:
 
     def total(self) -> KeptStats:
         """The project's sums: one group holding the sum over groups."""
-        return self._with({k: v.sum(axis=0, keepdims=True) for k, v in self.additive().items()})
+        dense = {k: v.sum(axis=0, keepdims=True) for k, v in self.additive().items()}
+        return self._with(dense, self._grouped("total"))
 
     def without_each_group(self) -> KeptStats:
         """G states, the g-th the total without group g (the jackknife's deletions); the
         ungrouped tables stay the totals in each."""
-        return self._with({k: v.sum(axis=0, keepdims=True) - v for k, v in self.additive().items()})
+        dense = {k: v.sum(axis=0, keepdims=True) - v for k, v in self.additive().items()}
+        return self._with(dense, self._grouped("without"))
 
     def widened(self, n_raters: int) -> KeptStats:
         """The same sums with raters appended (zero rows) up to ``n_raters`` (the sparse
@@ -292,18 +316,27 @@ class KeptStats:
         )
 
     def group(self, g: int) -> KeptStats:
-        """Group g's sums, without the ungrouped tables."""
+        """Group g's sums and grouped tables (its nonzero keys), without the ungrouped ones."""
         dense = {k: v[g : g + 1] for k, v in self.additive().items()}
-        return KeptStats(**dense, **no_tables(self.n_categories))
+        grouped: dict[str, np.ndarray] = {}
+        for key, values in GROUPED_TABLES:  # bounded by the grouped tables (one)
+            grouped[key], grouped[values] = triples.pruned(
+                getattr(self, key), getattr(self, values)[g : g + 1]
+            )
+        return KeptStats(**dense, **grouped, **no_tables(self.n_categories))
 
     @staticmethod
     def stack(parts: list[KeptStats]) -> KeptStats:
-        """The groups of ``parts`` one after the other; their ungrouped tables summed."""
+        """The groups of ``parts`` one after the other (grouped tables on the union of their
+        keys); their ungrouped tables summed."""
         dense = {k: np.concatenate([getattr(p, k) for p in parts]) for k in _ADDITIVE}
         tables: dict[str, np.ndarray] = {}
         for key, values in TABLES:  # the triples, the pairs
             union, aligned = triples.align([(getattr(p, key), getattr(p, values)) for p in parts])
             tables[key], tables[values] = union, np.sum(aligned, axis=0)
+        for key, values in GROUPED_TABLES:  # bounded by the grouped tables (one)
+            union, aligned = triples.align([(getattr(p, key), getattr(p, values)) for p in parts])
+            tables[key], tables[values] = union, np.concatenate(aligned)
         return KeptStats(**dense, **tables)
 
 
@@ -356,6 +389,8 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         model_pm=np.zeros((g, r)),
         model_prop=np.zeros((g, r, k)),
         **no_tables(k),
+        difference_key=np.zeros(0, dtype=np.int64),
+        pair_difference=np.zeros((g, 0, k + 1)),
     )
 
 
@@ -473,6 +508,7 @@ def contributions(
         confusion=_confusion(table, g_label * r + s_label, groups, r),
         **_against_group(table, g_item, s_label, groups, r),
         **_pairs(table, s_label, r),
+        **_differences(table, g_item, s_label, groups, r),
         **_ordinal(table, g_item, groups),
         **kept_models.model_sums(table, cells, labels.rater_is_model, g_item, slot, groups, r),
     )
@@ -492,6 +528,13 @@ def _ordinal(table: GroupTable, g_item: np.ndarray, groups: int) -> dict[str, np
             products[:, c, d] = np.bincount(g_item, weights=both / m, minlength=groups)
     inverse_m1 = np.bincount(g_item, weights=1.0 / (m - 1.0), minlength=groups)
     return {"products": products, "inverse_m1": inverse_m1, "coincidences": coincidences}
+
+
+def _differences(
+    table: GroupTable, g_item: np.ndarray, s_label: np.ndarray, groups: int, r: int
+) -> dict[str, np.ndarray]:
+    keys, values = kept_pairs.pair_differences(table, g_item, s_label, groups, r)
+    return {"difference_key": keys, "pair_difference": values}
 
 
 def _pairs(table: GroupTable, s_label: np.ndarray, r: int) -> dict[str, np.ndarray]:

@@ -363,12 +363,20 @@ def _models(
     return tuple(out)
 
 
-def _bias_index(total: KeptStats, settings: ProjectSettings) -> Measure:
-    """The bias index from the kept pair tables (``reading.bias_index``), without interval."""
+def _bias_index(state: KeptStats, settings: ProjectSettings, jackknife: bool) -> Measure:
+    """The bias index from the kept pair tables (``reading.bias_index``), with the
+    delete-a-group jackknife over the groups holding shared items (the pair differences are
+    kept per group)."""
+    total = state.total()
     shared = int(np.rint(total.pair_confusion.sum()))
     value = reading.bias_index(total.pair_confusion[0])
     reason = NO_PAIRABLE if total.n[0] == 0 else (None if np.isfinite(value) else NO_SHARED)
-    return make_measure(value, shared, reason, None, None, settings)
+    interval: intervals.Interval | None = None
+    if jackknife and reason is None:
+        held = state.pair_difference[..., -1].sum(axis=1) > 0
+        replicates = kept_pairs.bias_index_states(state.without_each_group().pair_difference)
+        interval = grouped_jackknife(value, replicates[held], settings.interval_level, 0.0, 1.0)
+    return make_measure(value, shared, reason, None, interval, settings)
 
 
 def _pairwise(
@@ -433,18 +441,16 @@ def kept_measure_set(
     for name in PROJECT_MEASURES:
         if name in ORDINAL_MEASURES and not ordinal:
             continue
-        kept = name in _PROJECT or name == "mean_self_agreement"
+        kept = name in _PROJECT or name in ("mean_self_agreement", "bias_index")
         if name == "rho" and not options.covered:
             kept = False
-        if name == "bias_index":
-            # its interval deletes an item from every pair at once: item-level, not kept
-            kept = method == IntervalMethod.NONE
+
         if not kept or bootstrap:
             measures[name] = _not_kept()
             missing.append(f"measures.{name}")
             continue
         if name == "bias_index":
-            measures[name] = _bias_index(total, settings)
+            measures[name] = _bias_index(state, settings, jackknife)
         else:
             measures[name] = _project(name, found, state, jackknife, settings)
 

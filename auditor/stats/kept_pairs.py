@@ -15,8 +15,17 @@ import numpy as np
 
 from auditor.stats.kept_triples import DENSE_CELLS, SHIFT
 
-__all__ = ["SHIFT", "decode", "pair_tables"]  # SHIFT: the key layout, read by kept_verify
+__all__ = [
+    "SHIFT",
+    "bias_index_states",
+    "decode",
+    "pair_differences",
+    "pair_tables",
+]  # SHIFT: the key layout, read by kept_verify
 from auditor.stats.tables import GroupTable, within_item_pairs
+
+# SHIFT: the key layout, read by kept_verify
+__all__ = ["SHIFT", "bias_index_states", "decode", "pair_differences", "pair_tables"]
 
 MASK = np.int64((1 << SHIFT) - 1)
 
@@ -52,6 +61,48 @@ def pair_tables(table: GroupTable, s_label: np.ndarray, r: int) -> tuple[np.ndar
     out = np.zeros((keys.shape[0], k * k))
     out[index.ravel(), cells % (k * k)] = counts
     return keys, out.reshape(1, keys.shape[0], k, k)
+
+
+def pair_differences(
+    table: GroupTable, g_item: np.ndarray, s_label: np.ndarray, groups: int, r: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(keys (P,), values (G, P, K + 1)): per group and pair of slots a < b that shared an
+    item, sum over shared items of onehot(a's category) - onehot(b's) (K) and 1 (shared)."""
+    k = table.counts.shape[1]
+    width = k + 1
+    codes: list[np.ndarray] = []
+    weights: list[np.ndarray] = []
+    for i, j in within_item_pairs(table.label_item, table.starts, table.m):
+        a, b = s_label[i], s_label[j]
+        ca, cb = table.label_category[i], table.label_category[j]
+        swap = a > b
+        low, high = np.where(swap, b, a), np.where(swap, a, b)
+        c_low, c_high = np.where(swap, cb, ca), np.where(swap, ca, cb)
+        g = g_item[table.label_item[i]].astype(np.int64)
+        pair = ((low.astype(np.int64) << SHIFT) | high) * groups + g
+        n = pair.shape[0]
+        codes.append(
+            np.concatenate([pair * width + c_low, pair * width + c_high, pair * width + k])
+        )
+        weights.append(np.concatenate([np.ones(n), -np.ones(n), np.ones(n)]))
+    if not codes:
+        return np.zeros(0, dtype=np.int64), np.zeros((groups, 0, width))
+    cells, index = np.unique(np.concatenate(codes), return_inverse=True)
+    summed = np.bincount(index.ravel(), weights=np.concatenate(weights), minlength=cells.shape[0])
+    pair_group, column = np.divmod(cells, width)
+    pair_code, g = np.divmod(pair_group, groups)
+    keys, at = np.unique(pair_code, return_inverse=True)
+    out = np.zeros((groups, keys.shape[0], width))
+    np.add.at(out, (g, at.ravel(), column), summed)
+    return keys, out
+
+
+def bias_index_states(values: np.ndarray) -> np.ndarray:
+    """The bias index of each state (S,) from its pair differences (S, P, K + 1): half the sum
+    of |D| over pairs and categories over the shared items (``reading.bias_index``)."""
+    shared = values[..., -1].sum(axis=-1)
+    spread = 0.5 * np.abs(values[..., :-1]).sum(axis=(-2, -1))
+    return np.where(shared > 0, spread / np.maximum(shared, 1.0), np.nan)
 
 
 def decode(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -39,7 +39,7 @@ from auditor.storage.label_loader import (
 from auditor.storage.unit_of_work import UnitOfWork
 
 # Bumped whenever the kept arrays change meaning: a stored state of another version rebuilds.
-VERSION = 11
+VERSION = 12
 
 # The payload slot (a group index no group has) of the ungrouped tables: the rater triples'
 # and pairs' sparse totals (stats/kept_triples, stats/kept_pairs).
@@ -158,7 +158,7 @@ def state_of(record: KeptRecord, layout: Layout) -> kept.KeptStats:
 
 def payloads(state: kept.KeptStats, groups: list[int], tables: bool = True) -> dict[int, bytes]:
     """The payloads of ``groups`` and (``tables``) of the ungrouped tables."""
-    out = {g: to_payload(state.group(g).additive()) for g in groups}
+    out = {g: to_payload(state.group(g).per_group()) for g in groups}
     if tables:
         out[TABLES_SLOT] = to_payload(state.ungrouped())
     return out

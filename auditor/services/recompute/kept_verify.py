@@ -80,7 +80,7 @@ def verify_kept(uow: UnitOfWork, project_id: int, *, store: bool = True) -> Veri
         float(np.abs(getattr(incremental, n) - v).max(initial=0.0))
         for n, v in rebuilt.additive().items()
     )
-    for key, values in kept.TABLES:  # the sparse ungrouped tables: compare on their union
+    for key, values in (*kept.TABLES, *kept.GROUPED_TABLES):  # on the union of their keys
         _, (kept_values, rebuilt_values) = triples.align(
             [
                 (getattr(incremental, key), getattr(incremental, values)),
@@ -155,7 +155,23 @@ def _reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
         **{name: getattr(state, name)[:, index] for name in kept_models.DENSE},
         **_triples(state, index),
         **_pair_tables(state, index),
+        **_differences(state, index),
     )
+
+
+def _differences(state: kept.KeptStats, index: np.ndarray) -> dict[str, np.ndarray]:
+    """The pair differences renumbered: a pair whose order flips changes the sign of its
+    differences (a - b), not of its shared count."""
+    new_slot = np.full(max(state.n_raters, 1), -1, dtype=np.int64)
+    new_slot[index] = np.arange(index.shape[0])
+    a, b = (new_slot[x] for x in kept_pairs.decode(state.difference_key))
+    keep = (a >= 0) & (b >= 0)
+    a, b, values = a[keep], b[keep], state.pair_difference[:, keep].copy()
+    flip = a > b
+    values[:, flip, :-1] *= -1.0
+    keys = (np.minimum(a, b) << kept_pairs.SHIFT) | np.maximum(a, b)
+    order = np.argsort(keys)
+    return {"difference_key": keys[order], "pair_difference": values[:, order]}
 
 
 def _pair_tables(state: kept.KeptStats, index: np.ndarray) -> dict[str, np.ndarray]:

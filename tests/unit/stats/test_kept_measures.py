@@ -188,7 +188,7 @@ def test_what_is_missing_is_named() -> None:
     ordinal = ProjectSettings(scale=Scale.ORDINAL)
     kept = _kept(labels, ordinal, 20)
     assert "models" not in kept.missing and "pairwise_cohen" not in kept.missing
-    assert "measures.bias_index" in kept.missing  # its interval is item-level
+    assert kept.missing == ()  # with the default settings everything is kept
     assert "measures.kappa_s_w" not in kept.missing and "measures.alpha_ordinal" not in kept.missing
     for part in ("raters.s_vs_group", "raters.confusion", "raters.grade_bias"):
         assert part not in kept.missing, part
@@ -204,7 +204,7 @@ def test_what_is_missing_is_named() -> None:
 def test_kept_intervals_hold_the_estimates() -> None:
     labels = synthetic_project(2000, 5, repeat_share=0.1, seed=1)
     kept = _kept(labels, ProjectSettings(), 20).measures
-    for name in ("kappa_s", "fleiss_kappa", "rho", "mean_self_agreement"):
+    for name in ("kappa_s", "fleiss_kappa", "rho", "mean_self_agreement", "bias_index"):
         m = kept.measures[name]
         assert m.value is not None and m.ci_low is not None and m.ci_high is not None, name
         assert m.ci_low < m.value <= m.ci_high, name
