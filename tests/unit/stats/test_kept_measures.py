@@ -20,6 +20,8 @@ from auditor.domain import (
     RhoUnrated,
     Scale,
 )
+from auditor.services.recompute.kept import Layout
+from auditor.services.recompute.kept_verify import in_id_order
 from auditor.stats import compute_measures, kept_pairs, kept_triples
 from auditor.stats.bands import BandScale, band
 from auditor.stats.kept import contributions, item_groups
@@ -232,3 +234,24 @@ def test_sparse_and_dense_sums_of_the_tables_agree(monkeypatch: pytest.MonkeyPat
     for name, value in dense.arrays().items():
         assert np.array_equal(value.shape, getattr(sparse, name).shape), name
         assert np.allclose(value, getattr(sparse, name), atol=1e-12), name
+
+
+@SETTINGS
+@given(_with_models(), st.randoms())
+def test_renumbering_the_slots_gives_the_state_in_id_order(labels: LabelArrays, random) -> None:
+    """A state whose slots are in another order (raters that arrived out of id order), put
+    back in id order by ``kept_verify.in_id_order``, equals the state built in id order: the
+    sparse tables' keys, pair orientations and signs follow."""
+    r = labels.n_raters
+    perm = np.array(random.sample(range(r), r))  # rater p sits in slot perm[p]
+    groups = item_groups(np.arange(labels.n_items), GROUPS)
+    arrived = contributions(labels, CollapsePolicy.FIRST, groups, GROUPS, perm, r)
+    ids = [int(p) for p in np.argsort(perm)]  # the rater in each slot
+    layout = Layout("first", list(range(labels.n_categories)), GROUPS, ids, [])
+    reordered, order = in_id_order(arrived, layout)
+    assert order == sorted(ids)
+    expected = contributions(labels, CollapsePolicy.FIRST, groups, GROUPS)
+    for name, value in expected.arrays().items():
+        got = getattr(reordered, name)
+        assert got.shape == value.shape, name
+        assert np.allclose(got, value, atol=1e-12), name
