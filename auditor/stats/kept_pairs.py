@@ -67,33 +67,51 @@ def pair_differences(
     table: GroupTable, g_item: np.ndarray, s_label: np.ndarray, groups: int, r: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """(keys (P,), values (G, P, K + 1)): per group and pair of slots a < b that shared an
-    item, sum over shared items of onehot(a's category) - onehot(b's) (K) and 1 (shared)."""
+    item, sum over shared items of onehot(a's category) - onehot(b's) (K) and 1 (shared).
+    A dense bincount up to ``DENSE_CELLS`` cells; above, each chunk of label pairs is reduced
+    by its codes before the next (memory stays that of a chunk and of the result)."""
     k = table.counts.shape[1]
     width = k + 1
-    codes: list[np.ndarray] = []
-    weights: list[np.ndarray] = []
-    for i, j in within_item_pairs(table.label_item, table.starts, table.m):
+    size = groups * r * r * width
+    dense = np.zeros(size) if size <= DENSE_CELLS else None
+    cells_seen: list[np.ndarray] = []
+    sums_seen: list[np.ndarray] = []
+    # chunks of 2**20 label pairs: three codes each, 24 MB
+    for i, j in within_item_pairs(table.label_item, table.starts, table.m, max_pairs=1 << 20):
         a, b = s_label[i], s_label[j]
         ca, cb = table.label_category[i], table.label_category[j]
         swap = a > b
         low, high = np.where(swap, b, a), np.where(swap, a, b)
         c_low, c_high = np.where(swap, cb, ca), np.where(swap, ca, cb)
         g = g_item[table.label_item[i]].astype(np.int64)
-        pair = ((low.astype(np.int64) << SHIFT) | high) * groups + g
-        n = pair.shape[0]
-        codes.append(
-            np.concatenate([pair * width + c_low, pair * width + c_high, pair * width + k])
-        )
-        weights.append(np.concatenate([np.ones(n), -np.ones(n), np.ones(n)]))
-    if not codes:
+        if dense is not None:
+            base = ((g * r + low) * r + high) * width
+        else:
+            base = (((low.astype(np.int64) << SHIFT) | high) * groups + g) * width
+        n = base.shape[0]
+        codes = np.concatenate([base + c_low, base + c_high, base + k])
+        signs = np.concatenate([np.ones(n), -np.ones(n), np.ones(n)])
+        if dense is not None:
+            dense += np.bincount(codes, weights=signs, minlength=size)
+            continue
+        cells, index = np.unique(codes, return_inverse=True)
+        cells_seen.append(cells)
+        sums_seen.append(np.bincount(index.ravel(), weights=signs, minlength=cells.shape[0]))
+    if dense is not None:
+        by_pair = dense.reshape(groups, r * r, width)
+        used = np.flatnonzero(np.abs(by_pair).sum(axis=(0, 2)) > 0)
+        low, high = np.divmod(used, r)
+        keys = (low.astype(np.int64) << SHIFT) | high
+        return keys, by_pair[:, used]
+    if not cells_seen:
         return np.zeros(0, dtype=np.int64), np.zeros((groups, 0, width))
-    cells, index = np.unique(np.concatenate(codes), return_inverse=True)
-    summed = np.bincount(index.ravel(), weights=np.concatenate(weights), minlength=cells.shape[0])
+    cells, index = np.unique(np.concatenate(cells_seen), return_inverse=True)
+    summed = np.bincount(index.ravel(), weights=np.concatenate(sums_seen), minlength=cells.shape[0])
     pair_group, column = np.divmod(cells, width)
     pair_code, g = np.divmod(pair_group, groups)
     keys, at = np.unique(pair_code, return_inverse=True)
     out = np.zeros((groups, keys.shape[0], width))
-    np.add.at(out, (g, at.ravel(), column), summed)
+    out[g, at.ravel(), column] = summed  # each (group, pair, column) once: cells are unique
     return keys, out
 
 
