@@ -28,11 +28,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from auditor.domain import CollapsePolicy, IntervalMethod, LabelArrays, ProjectSettings
 from auditor.stats import compute_measures
 from auditor.stats.kept import KEPT_MEASURES, contributions, item_groups
-from auditor.stats.kept_estimates import KeptEstimate, RhoOptions, estimates
+from auditor.stats.kept_estimates import (
+    KeptEstimate,
+    RhoOptions,
+    against_group_estimates,
+    estimates,
+)
 from auditor.stats.synthetic import synthetic_project
 
 RELIABILITY = (0.9, 0.8, 0.7, 0.6, 0.5)
 MEASURES = (*KEPT_MEASURES, "rho")  # rho: approximate form, unrated pooled (the defaults)
+# each rater's S against the group (its replicates scale the chance term: kept_estimates)
+S_ROWS = tuple(f"s_vs_group:{p}" for p in range(len(RELIABILITY)))
 PREVALENCE = (0.6, 0.3, 0.1)
 
 
@@ -51,7 +58,19 @@ def project(n_items: int, seed: int) -> LabelArrays:
 def kept_values(labels: LabelArrays, groups: int) -> dict[str, KeptEstimate]:
     ids = np.arange(labels.n_items)
     state = contributions(labels, CollapsePolicy.FIRST, item_groups(ids, groups), groups)
-    return estimates(state, rho=RhoOptions())
+    out = estimates(state, rho=RhoOptions())
+    against = against_group_estimates(state)
+    for p, row in enumerate(S_ROWS):
+        value = float(against.value[p])
+        low, high = float(against.low[p]), float(against.high[p])
+        out[row] = KeptEstimate(
+            value if np.isfinite(value) else None,
+            low if np.isfinite(low) else None,
+            high if np.isfinite(high) else None,
+            groups,
+            against.reason[p],
+        )
+    return out
 
 
 def truth(n_items: int) -> dict[str, float]:
@@ -60,16 +79,20 @@ def truth(n_items: int) -> dict[str, float]:
 
 
 def cell(n_items: int, groups: int, projects: int, truths: dict[str, float]) -> None:
-    covered = {name: 0 for name in MEASURES}
-    covered_items = {name: 0 for name in MEASURES}
-    width: dict[str, list[float]] = {name: [] for name in MEASURES}
-    width_items: dict[str, list[float]] = {name: [] for name in MEASURES}
+    rows = (*MEASURES, *S_ROWS)
+    covered = {name: 0 for name in rows}
+    covered_items = {name: 0 for name in rows}
+    width: dict[str, list[float]] = {name: [] for name in rows}
+    width_items: dict[str, list[float]] = {name: [] for name in rows}
     settings = ProjectSettings(interval_method=IntervalMethod.JACKKNIFE)
     for seed in range(projects):
         labels = project(n_items, seed)
         ours = kept_values(labels, groups)
-        theirs = compute_measures(labels, settings).measures
-        for name in MEASURES:
+        full = compute_measures(labels, settings)
+        theirs = dict(full.measures)
+        for p, row in enumerate(S_ROWS):
+            theirs[row] = full.raters[p].s_vs_group
+        for name in rows:
             e = ours[name]
             if e.low is not None and e.high is not None:
                 covered[name] += e.low <= truths[name] <= e.high
@@ -82,7 +105,7 @@ def cell(n_items: int, groups: int, projects: int, truths: dict[str, float]) -> 
     print(
         f"  {'measure':<22} {'truth':>7} {'grouped':>8} {'half-w':>7} {'per-item':>9} {'half-w':>7}"
     )
-    for name in MEASURES:
+    for name in rows:
         print(
             f"  {name:<22} {truths[name]:7.3f} {covered[name] / projects:8.3f} "
             f"{np.mean(width[name]):7.4f} {covered_items[name] / projects:9.3f} "

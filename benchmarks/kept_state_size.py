@@ -18,6 +18,7 @@ import numpy as np
 
 from auditor.domain import CollapsePolicy
 from auditor.stats.kept import contributions, item_groups
+from auditor.stats.kept_models import DENSE
 from auditor.stats.synthetic import synthetic_project
 from auditor.storage.kept_repository import to_payload
 
@@ -26,6 +27,10 @@ FAMILIES = {
     "S against the group (triples, ungrouped)": ("triple_key", "triple_weight"),
     "raters' confusion": ("confusion",),
     "pair tables (ungrouped)": ("pair_key", "pair_confusion"),
+    "ordinal sums": ("products", "inverse_m1", "coincidences"),
+    "pair differences (grouped, sparse)": ("difference_key", "pair_difference"),
+    "models (dense)": tuple(DENSE),
+    "models (pair weights, ungrouped)": ("model_pair_key", "model_pair_weight"),
 }
 
 
@@ -36,6 +41,7 @@ def main() -> None:
     parser.add_argument("--per-item", type=float, default=5.0, help="human raters per item")
     parser.add_argument("--categories", type=int, default=5)
     parser.add_argument("--groups", type=int, default=20)
+    parser.add_argument("--models", type=int, default=0)
     args = parser.parse_args()
     labels = synthetic_project(
         args.items,
@@ -43,6 +49,7 @@ def main() -> None:
         n_categories=args.categories,
         missing=1.0 - args.per_item / args.raters,
         repeat_share=0.02,
+        n_models=args.models,
         seed=1,
     )
     groups = item_groups(np.arange(labels.n_items), args.groups)
@@ -51,7 +58,7 @@ def main() -> None:
     seconds = time.process_time() - started
     sizes: dict[str, int] = {}
     for g in range(args.groups):  # bounded by the groups
-        for name, array in state.group(g).additive().items():
+        for name, array in state.group(g).per_group().items():
             sizes[name] = sizes.get(name, 0) + len(to_payload({name: array}))
     for name, array in state.ungrouped().items():
         sizes[name] = sizes.get(name, 0) + len(to_payload({name: array}))

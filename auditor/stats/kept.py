@@ -32,6 +32,12 @@ Sums kept per group g (R raters in the kept numbering, K categories):
                       pairable item, as ``measures._prevalence`` takes it)
     labels, items (G,), rater_labels (G, R)  every label, item and rater's labels, pairable
                       or not (n_labels, n_items; the raters a window still holds)
+    products (G, K, K)   sum_u c_u c_u' / (m_u (m_u - 1)); with inverse_m1 (G,), the sum
+                      of 1 / (m_u - 1), the weighted observed agreement for any weights w:
+                      sum_u Ao^w_u = <w, products> - inverse_m1 (chance.py)
+    coincidences (G, K, K)  sum_u c_u c_u' / (m_u - 1): alpha's coincidence matrix (ordinal.py)
+    model_* (G, R, ...), model_pair_key (M,), model_pair_weight (1, M)  model raters' S and
+                      kappa_VA against the human group (``kept_models``)
     s_items, s_ao, s_amax (G, R)  S against the group (``group.against_group``), over rater
                       p's items with m_u >= 3: their number, sum of Ao and Amax of the others
                       (pairs among the others agreeing with p's category, the best category's)
@@ -44,6 +50,9 @@ Sums kept per group g (R raters in the kept numbering, K categories):
                       chance term is a quadratic form of the biases v in it; project totals
                       only (per group they grow with the items: 32 MB at 100k items, 200
                       raters, 5 a item, against at most C(R, 3) entries ungrouped)
+    difference_key (P,), pair_difference (G, P, K + 1)  per group, each rater pair's
+                      difference of marginals on shared items ([a gave c] - [b gave c]) and
+                      its shared items: the bias index's group jackknife (sparse by pair)
     pair_key (P,), pair_confusion (1, P, K, K)  each rater pair's confusion table over the
                       items both labeled, project totals only (``kept_pairs``: not grouped;
                       every jackknife replicate carries the same totals)
@@ -61,7 +70,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.domain import CollapsePolicy, LabelArrays
-from auditor.stats import kept_pairs
+from auditor.stats import kept_models, kept_pairs
 from auditor.stats import kept_triples as triples
 from auditor.stats.group import _without_rater
 from auditor.stats.kappa import observed_per_item
@@ -117,10 +126,22 @@ _ADDITIVE = (
     "s_amax",
     "s_share",
     "confusion",
+    "products",
+    "inverse_m1",
+    "coincidences",
+    *kept_models.DENSE,
 )
 # The project totals kept without groups, sparse: (key array, values array) names.
-_TABLES = (("triple_key", "triple_weight"), ("pair_key", "pair_confusion"))
-_UNGROUPED = tuple(name for table in _TABLES for name in table)
+TABLES = (
+    ("triple_key", "triple_weight"),
+    ("pair_key", "pair_confusion"),
+    ("model_pair_key", "model_pair_weight"),
+)
+_UNGROUPED = tuple(name for table in TABLES for name in table)
+# Sparse tables kept per group: keys (T,) shared by the groups, values (G, T, ...); a group's
+# payload holds its nonzero keys only.
+GROUPED_TABLES = (("difference_key", "pair_difference"),)
+_GROUPED = tuple(name for table in GROUPED_TABLES for name in table)
 # The arrays with a rater axis at 1 (and 2 for the pair tables): ``widened`` pads them.
 _BY_RATER = (
     "rater_counts",
@@ -135,6 +156,7 @@ _BY_RATER = (
     "s_share",
     "confusion",
     "rater_labels",
+    *kept_models.DENSE,
 )
 
 
@@ -177,10 +199,24 @@ class KeptStats:
     s_amax: np.ndarray
     s_share: np.ndarray
     confusion: np.ndarray
+    products: np.ndarray
+    inverse_m1: np.ndarray
+    coincidences: np.ndarray
+    model_items: np.ndarray
+    model_ao: np.ndarray
+    model_amax: np.ndarray
+    model_share: np.ndarray
+    model_po: np.ndarray
+    model_pm: np.ndarray
+    model_prop: np.ndarray
     triple_key: np.ndarray
     triple_weight: np.ndarray
     pair_key: np.ndarray
     pair_confusion: np.ndarray
+    model_pair_key: np.ndarray
+    model_pair_weight: np.ndarray
+    difference_key: np.ndarray
+    pair_difference: np.ndarray
 
     @property
     def n_groups(self) -> int:
@@ -195,12 +231,16 @@ class KeptStats:
         return int(self.counts.shape[1])
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """Every array by name: the grouped sums and the ungrouped sparse tables."""
-        return {**self.additive(), **self.ungrouped()}
+        """Every array by name: the grouped sums and tables and the ungrouped tables."""
+        return {**self.per_group(), **self.ungrouped()}
 
     def additive(self) -> dict[str, np.ndarray]:
-        """The sums kept per group (leading axis G)."""
+        """The dense sums kept per group (leading axis G)."""
         return {name: getattr(self, name) for name in _ADDITIVE}
+
+    def per_group(self) -> dict[str, np.ndarray]:
+        """What a group's payload holds: the dense sums and the grouped sparse tables."""
+        return {**self.additive(), **{name: getattr(self, name) for name in _GROUPED}}
 
     def ungrouped(self) -> dict[str, np.ndarray]:
         """The project totals kept without groups (their own payload): the rater triples'
@@ -214,9 +254,18 @@ class KeptStats:
         k = self.n_categories
         return self.with_ungrouped(**no_tables(k))
 
-    def _with(self, dense: dict[str, np.ndarray]) -> KeptStats:
-        """Other grouped sums, the same ungrouped tables."""
-        return KeptStats(**dense, **self.ungrouped())
+    def _with(self, dense: dict[str, np.ndarray], grouped: dict[str, np.ndarray]) -> KeptStats:
+        """Other grouped sums and tables, the same ungrouped tables."""
+        return KeptStats(**dense, **grouped, **self.ungrouped())
+
+    def _grouped(self, how: str) -> dict[str, np.ndarray]:
+        """The grouped tables' values summed ("total") or the total less each group."""
+        out: dict[str, np.ndarray] = {}
+        for key, values in GROUPED_TABLES:  # bounded by the grouped tables (one)
+            v = getattr(self, values)
+            summed = v.sum(axis=0, keepdims=True)
+            out[key], out[values] = getattr(self, key), summed if how == "total" else summed - v
+        return out
 
     def plus(self, other: KeptStats, sign: float = 1.0) -> KeptStats:
         """self + sign * other (same groups, raters and categories)."""
@@ -228,7 +277,7 @@ class KeptStats:
             raise ValueError("kept statistics of different shapes cannot be merged")
         dense = {k: v + sign * getattr(other, k) for k, v in self.additive().items()}
         tables: dict[str, np.ndarray] = {}
-        for key, values in _TABLES:  # the triples, the pairs
+        for key, values in (*TABLES, *GROUPED_TABLES):  # the sparse tables
             union, (mine, theirs) = triples.align(
                 [
                     (getattr(self, key), getattr(self, values)),
@@ -243,12 +292,14 @@ class KeptStats:
 
     def total(self) -> KeptStats:
         """The project's sums: one group holding the sum over groups."""
-        return self._with({k: v.sum(axis=0, keepdims=True) for k, v in self.additive().items()})
+        dense = {k: v.sum(axis=0, keepdims=True) for k, v in self.additive().items()}
+        return self._with(dense, self._grouped("total"))
 
     def without_each_group(self) -> KeptStats:
         """G states, the g-th the total without group g (the jackknife's deletions); the
         ungrouped tables stay the totals in each."""
-        return self._with({k: v.sum(axis=0, keepdims=True) - v for k, v in self.additive().items()})
+        dense = {k: v.sum(axis=0, keepdims=True) - v for k, v in self.additive().items()}
+        return self._with(dense, self._grouped("without"))
 
     def widened(self, n_raters: int) -> KeptStats:
         """The same sums with raters appended (zero rows) up to ``n_raters`` (the sparse
@@ -274,18 +325,27 @@ class KeptStats:
         )
 
     def group(self, g: int) -> KeptStats:
-        """Group g's sums, without the ungrouped tables."""
+        """Group g's sums and grouped tables (its nonzero keys), without the ungrouped ones."""
         dense = {k: v[g : g + 1] for k, v in self.additive().items()}
-        return KeptStats(**dense, **no_tables(self.n_categories))
+        grouped: dict[str, np.ndarray] = {}
+        for key, values in GROUPED_TABLES:  # bounded by the grouped tables (one)
+            grouped[key], grouped[values] = triples.pruned(
+                getattr(self, key), getattr(self, values)[g : g + 1]
+            )
+        return KeptStats(**dense, **grouped, **no_tables(self.n_categories))
 
     @staticmethod
     def stack(parts: list[KeptStats]) -> KeptStats:
-        """The groups of ``parts`` one after the other; their ungrouped tables summed."""
+        """The groups of ``parts`` one after the other (grouped tables on the union of their
+        keys); their ungrouped tables summed."""
         dense = {k: np.concatenate([getattr(p, k) for p in parts]) for k in _ADDITIVE}
         tables: dict[str, np.ndarray] = {}
-        for key, values in _TABLES:  # the triples, the pairs
+        for key, values in TABLES:  # the triples, the pairs
             union, aligned = triples.align([(getattr(p, key), getattr(p, values)) for p in parts])
             tables[key], tables[values] = union, np.sum(aligned, axis=0)
+        for key, values in GROUPED_TABLES:  # bounded by the grouped tables (one)
+            union, aligned = triples.align([(getattr(p, key), getattr(p, values)) for p in parts])
+            tables[key], tables[values] = union, np.concatenate(aligned)
         return KeptStats(**dense, **tables)
 
 
@@ -295,6 +355,8 @@ def no_tables(k: int) -> dict[str, np.ndarray]:
         "triple_weight": np.zeros((1, 0)),
         "pair_key": np.zeros(0, dtype=np.int64),
         "pair_confusion": np.zeros((1, 0, k, k)),
+        "model_pair_key": np.zeros(0, dtype=np.int64),
+        "model_pair_weight": np.zeros((1, 0)),
     }
 
 
@@ -328,7 +390,19 @@ def empty(groups: int, n_raters: int, n_categories: int) -> KeptStats:
         s_amax=np.zeros((g, r)),
         s_share=np.zeros((g, r, k)),
         confusion=np.zeros((g, r, k, k)),
+        products=np.zeros((g, k, k)),
+        inverse_m1=np.zeros(g),
+        coincidences=np.zeros((g, k, k)),
+        model_items=np.zeros((g, r)),
+        model_ao=np.zeros((g, r)),
+        model_amax=np.zeros((g, r)),
+        model_share=np.zeros((g, r, k)),
+        model_po=np.zeros((g, r)),
+        model_pm=np.zeros((g, r)),
+        model_prop=np.zeros((g, r, k)),
         **no_tables(k),
+        difference_key=np.zeros(0, dtype=np.int64),
+        pair_difference=np.zeros((g, 0, k + 1)),
     )
 
 
@@ -452,12 +526,38 @@ def contributions(
         .astype(float),
         confusion=_confusion(table, g_label * r + s_label, groups, r),
         **_against_group(table, g_item, s_label, groups, r),
-        **_pairs(table, s_label),
+        **_pairs(table, s_label, r),
+        **_differences(table, g_item, s_label, groups, r),
+        **_ordinal(table, g_item, groups),
+        **kept_models.model_sums(table, cells, labels.rater_is_model, g_item, slot, groups, r),
     )
 
 
-def _pairs(table: GroupTable, s_label: np.ndarray) -> dict[str, np.ndarray]:
-    keys, tables = kept_pairs.pair_tables(table, s_label)
+def _ordinal(table: GroupTable, g_item: np.ndarray, groups: int) -> dict[str, np.ndarray]:
+    """The ordinal coefficients' per-item sums (module docstring), per group."""
+    k = table.counts.shape[1]
+    counts = table.counts.astype(float)
+    m = table.m.astype(float)
+    products = np.zeros((groups, k, k))
+    coincidences = np.zeros((groups, k, k))
+    for c in range(k):  # bounded by the number of categories
+        for d in range(k):  # bounded by the number of categories
+            both = counts[:, c] * counts[:, d] / (m - 1.0)
+            coincidences[:, c, d] = np.bincount(g_item, weights=both, minlength=groups)
+            products[:, c, d] = np.bincount(g_item, weights=both / m, minlength=groups)
+    inverse_m1 = np.bincount(g_item, weights=1.0 / (m - 1.0), minlength=groups)
+    return {"products": products, "inverse_m1": inverse_m1, "coincidences": coincidences}
+
+
+def _differences(
+    table: GroupTable, g_item: np.ndarray, s_label: np.ndarray, groups: int, r: int
+) -> dict[str, np.ndarray]:
+    keys, values = kept_pairs.pair_differences(table, g_item, s_label, groups, r)
+    return {"difference_key": keys, "pair_difference": values}
+
+
+def _pairs(table: GroupTable, s_label: np.ndarray, r: int) -> dict[str, np.ndarray]:
+    keys, tables = kept_pairs.pair_tables(table, s_label, r)
     return {"pair_key": keys, "pair_confusion": tables}
 
 
@@ -495,27 +595,11 @@ def _against_group(
     s_share = np.bincount(
         rater_code * k + table.label_category[three], minlength=groups * r * k
     ).astype(float)
-    found_keys, found_weights = [], []
+    summed = triples.Accumulator(r)
     for i, j, h in triples.within_item_triples(table.label_item, table.starts, table.m):
-        ordered = np.sort(np.column_stack([s_label[i], s_label[j], s_label[h]]), axis=1)
-        item = table.label_item[i]
-        keys, weights = triples.reduce(
-            triples.encode(ordered[:, 0], ordered[:, 1], ordered[:, 2]),
-            np.zeros(item.shape[0], dtype=np.int64),
-            inverse[item],
-            1,
-        )
-        found_keys.append(keys)
-        found_weights.append(weights[0])
-    if found_keys:
-        keys, weights = triples.reduce(
-            np.concatenate(found_keys),
-            np.zeros(sum(k.shape[0] for k in found_keys), dtype=np.int64),
-            np.concatenate(found_weights),
-            1,
-        )
-    else:
-        keys, weights = np.zeros(0, dtype=np.int64), np.zeros((1, 0))
+        a, b, c = triples.sorted3(s_label[i], s_label[j], s_label[h])
+        summed.add(a, b, c, inverse[table.label_item[i]])
+    keys, weights = summed.result()
     return {
         "s_items": s_items.reshape(groups, r),
         "s_ao": s_ao.reshape(groups, r),

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.domain import RaterModel, RhoMode, RhoUnrated
+from auditor.stats import kept_models
 from auditor.stats import kept_triples as triples
 from auditor.stats import rho as rho_module
 from auditor.stats.alpha import _alpha
@@ -25,6 +26,8 @@ from auditor.stats.group import s_from
 from auditor.stats.group_jackknife import grouped_jackknife
 from auditor.stats.kappa import _fleiss, kappa_from
 from auditor.stats.kept import KeptStats
+from auditor.stats.ordinal import INTERVAL, ORDINAL, pair_index
+from auditor.stats.ordinal import _alpha_function as ordinal_alpha_function
 from auditor.stats.reading import grade_bias_from
 from auditor.stats.selfagreement import (
     chance_agreement,
@@ -183,6 +186,61 @@ def _rho(s: KeptStats, options: RhoOptions) -> np.ndarray:
     return out
 
 
+def _observed_weighted(s: KeptStats, w: np.ndarray) -> np.ndarray:
+    """mean_u Ao^w_u = (<w, products> - inverse_m1) / N (chance.observed_weighted_per_item)."""
+    return safe_ratio(np.einsum("skl,kl->s", s.products, w) - s.inverse_m1, s.n)
+
+
+def _corrected(ao: np.ndarray, ae: np.ndarray) -> np.ndarray:
+    return safe_ratio(ao - ae, 1.0 - ae)
+
+
+def ordinal_estimators(w: np.ndarray) -> dict[str, Callable[[KeptStats], np.ndarray]]:
+    """The weighted coefficients of ``coefficients.ordinal_estimators`` with weights w (K, K)."""
+    k = w.shape[0]
+
+    def fleiss_w(s: KeptStats) -> np.ndarray:
+        shares = s.counts / np.maximum(s.m, 1e-300)[:, None]
+        chance = np.einsum("sk,kl,sl->s", shares, w, shares)
+        return _corrected(_observed_weighted(s, w), chance)
+
+    def ac2(s: KeptStats) -> np.ndarray:
+        items = s.n + s.single.sum(axis=1)
+        pi = (s.shares + s.single) / np.maximum(items, 1e-300)[:, None]
+        chance = float(w.sum()) / (k * (k - 1)) * np.einsum("sk,sk->s", pi, 1.0 - pi)
+        return _corrected(_observed_weighted(s, w), chance)
+
+    def bp_w(s: KeptStats) -> np.ndarray:
+        return _corrected(_observed_weighted(s, w), np.full(s.n_groups, float(w.sum()) / k**2))
+
+    def kappa_s_w(s: KeptStats) -> np.ndarray:
+        n_p = s.rater_counts.sum(axis=2)
+        bias = s.rater_counts / np.maximum(n_p, 1.0)[..., None]
+        products = np.einsum("spk,kl,sql->spq", bias, w, bias)
+        ae = safe_ratio(2.0 * np.einsum("spq,spq->s", s.pair_weight, products), s.n)
+        return np.where(s.n > 0, kappa_from(_observed_weighted(s, w), ae), np.nan)
+
+    def alpha(metric: str) -> Callable[[KeptStats], np.ndarray]:
+        function = ordinal_alpha_function(k, metric)
+        first, second = pair_index(k)
+
+        def of(s: KeptStats) -> np.ndarray:
+            totals = np.column_stack([s.m, s.counts, s.coincidences[:, first, second]])
+            result: np.ndarray = function(totals)
+            return result
+
+        return of
+
+    return {
+        "kappa_s_w": kappa_s_w,
+        "fleiss_kappa_w": fleiss_w,
+        "ac2": ac2,
+        "bp_w": bp_w,
+        "alpha_ordinal": alpha(ORDINAL),
+        "alpha_interval": alpha(INTERVAL),
+    }
+
+
 ESTIMATORS: dict[str, Callable[[KeptStats], np.ndarray]] = {
     "observed_agreement": _observed,
     "fleiss_kappa": _fleiss_kappa,
@@ -210,10 +268,14 @@ class KeptEstimate:
 
 
 def estimates(
-    state: KeptStats, level: float = 0.95, rho: RhoOptions | None = None
+    state: KeptStats,
+    level: float = 0.95,
+    rho: RhoOptions | None = None,
+    weights: np.ndarray | None = None,
 ) -> dict[str, KeptEstimate]:
     """Every kept measure's estimate (NaN -> None) with its grouped jackknife interval; rho
-    too when ``rho`` gives settings the kept sums cover."""
+    too when ``rho`` gives settings the kept sums cover; the weighted (ordinal) coefficients
+    with agreement ``weights`` (K, K)."""
     total = state.total()
     dropped = state.without_each_group()
     used = (state.n > 0) | (state.sa_items.sum(axis=1) > 0)
@@ -221,6 +283,8 @@ def estimates(
     functions = {**ESTIMATORS, **category_estimators(state.n_categories)}
     if rho is not None and rho.covered:
         functions["rho"] = lambda s: _rho(s, rho)
+    if weights is not None:
+        functions.update(ordinal_estimators(weights))
     for name, function in functions.items():
         value = float(function(total)[0])
         if not math.isfinite(value):
@@ -360,3 +424,58 @@ def grade_bias_estimates(state: KeptStats, level: float | None = 0.95) -> KeptGr
         if lo is not None and hi is not None:
             low[p], high[p] = lo, hi
     return KeptGradeBias(value, n, low, high)
+
+
+@dataclass(frozen=True)
+class KeptModelScores:
+    """Per rater slot (R,) (models only are meaningful): S and kappa_VA against the human
+    group, their items, and delete-a-group jackknife bounds (NaN where none)."""
+
+    s: np.ndarray
+    va: np.ndarray
+    n: np.ndarray
+    s_low: np.ndarray
+    s_high: np.ndarray
+    va_low: np.ndarray
+    va_high: np.ndarray
+
+
+def _model_values(s: KeptStats, scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    n_p = s.rater_counts.sum(axis=2)
+    bias = s.rater_counts / np.maximum(n_p, 1.0)[..., None]
+    chance = kept_models.model_chance(s.model_pair_key, s.model_pair_weight, bias, s.n_raters)
+    if scale is not None:
+        chance *= scale[..., None]
+    n = s.model_items
+    values = kept_models.model_s(n, s.model_ao, s.model_amax, s.model_share, chance)
+    va = kept_models.model_va(n, s.model_po, s.model_pm, s.model_share, s.model_prop)
+    return values, va
+
+
+def model_estimates(state: KeptStats, level: float | None = 0.95) -> KeptModelScores:
+    """Every model slot's S and kappa_VA from the kept sums; with ``level`` their intervals:
+    kappa_VA's replicates are exact, S's scale the model's chance term by its share of items
+    left (the pair weights are not grouped), as for S against the group."""
+    total = state.total()
+    s_value, va_value = (v[0] for v in _model_values(total))
+    r = state.n_raters
+    bounds = [np.full(r, np.nan) for _ in range(4)]
+    if level is not None:
+        dropped = state.without_each_group()
+        shape = dropped.model_items.shape
+        left = safe_ratio(dropped.model_items, np.broadcast_to(total.model_items, shape))
+        s_rep, va_rep = _model_values(dropped, np.nan_to_num(left))
+        for t in np.flatnonzero(total.model_items[0] > 0):  # bounded by the raters
+            held = state.model_items[:, t] > 0
+            for index, (value, replicates, ceiling) in enumerate(
+                ((s_value, s_rep, 1.0), (va_value, va_rep, 1.0))
+            ):
+                if not np.isfinite(value[t]):
+                    continue
+                lo, hi, _ = grouped_jackknife(
+                    float(value[t]), replicates[held, t], level, -math.inf, ceiling
+                )
+                if lo is not None and hi is not None:
+                    bounds[2 * index][t], bounds[2 * index + 1][t] = lo, hi
+    n = total.model_items[0].astype(np.int64)
+    return KeptModelScores(s_value, va_value, n, *bounds)

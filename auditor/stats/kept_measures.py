@@ -32,6 +32,7 @@ from auditor.stats.kept_estimates import (
     against_group_estimates,
     estimates,
     grade_bias_estimates,
+    model_estimates,
     rater_estimates,
 )
 from auditor.stats.raters import NO_PAIRABLE_ITEM
@@ -44,6 +45,7 @@ from auditor.stats.results import (
     CohenPair,
     Measure,
     MeasureSet,
+    ModelResult,
     RaterResult,
 )
 from auditor.stats.selfagreement import SINGLE_CATEGORY as RATER_SINGLE_CATEGORY
@@ -69,6 +71,15 @@ _PROJECT: dict[str, tuple[BandScale | None, str]] = {
     "bp": (_LK, NO_PAIRABLE),
     "prevalence_index": (None, NO_PAIRABLE),
 }
+_ORDINAL: dict[str, tuple[BandScale | None, str]] = {
+    "kappa_s_w": (_LK, "every rater used one and the same single category: chance agreement is 1"),
+    "fleiss_kappa_w": (_LK, SINGLE_CATEGORY),
+    "ac2": (_LK, SINGLE_CATEGORY),
+    "bp_w": (_LK, NO_PAIRABLE),
+    "alpha_ordinal": (_KR, SINGLE_CATEGORY),
+    "alpha_interval": (_KR, SINGLE_CATEGORY),
+}
+_PROJECT.update(_ORDINAL)
 _CATEGORY: dict[str, str] = {"category_share": NO_PAIRABLE, "specific_agreement": NOT_USED}
 # The RaterResult fields of the rater model (their intervals are images of SA_p's).
 _RATER_MODEL = ("self_agreement", "self_kappa", "reliability", "random_choice")
@@ -314,12 +325,55 @@ def _raters(
     return tuple(out)
 
 
-def _bias_index(total: KeptStats, settings: ProjectSettings) -> Measure:
-    """The bias index from the kept pair tables (``reading.bias_index``), without interval."""
+NO_MODEL_ITEM = "the model labeled no item that two human raters labeled"
+PM_EQUALS_PE = "Pm = Pe: the group's best agreement is chance agreement"
+
+
+def _models(
+    state: KeptStats, rater_names: tuple[str, ...], is_model: np.ndarray, settings: ProjectSettings
+) -> tuple[ModelResult, ...]:
+    """S and kappa_VA of every model slot as ``reporting.model_results`` reports them."""
+    level = settings.interval_level if method_wanted(settings) else None
+    found = model_estimates(state, level)
+    out = []
+    for t in np.flatnonzero(is_model):  # bounded by the raters
+        n = int(found.n[t])
+        if n == 0:
+            missing_item = Measure(None, reason=NO_MODEL_ITEM)
+            out.append(ModelResult(rater_names[t], missing_item, missing_item))
+            continue
+        measures = []
+        for metric, value, low, high, undefined in (
+            ("s", found.s, found.s_low, found.s_high, AMAX_EQUALS_AE),
+            ("kappa_va", found.va, found.va_low, found.va_high, PM_EQUALS_PE),
+        ):
+            interval: intervals.Interval | None = None
+            if level is not None:
+                interval = (
+                    (float(low[t]), float(high[t]), None)
+                    if np.isfinite(low[t])
+                    else (None, None, None)
+                )
+            reason = None if np.isfinite(value[t]) else undefined
+            measures.append(make_measure(float(value[t]), n, reason, metric, interval, settings))
+        out.append(ModelResult(rater_names[t], measures[0], measures[1]))
+    return tuple(out)
+
+
+def _bias_index(state: KeptStats, settings: ProjectSettings, jackknife: bool) -> Measure:
+    """The bias index from the kept pair tables (``reading.bias_index``), with the
+    delete-a-group jackknife over the groups holding shared items (the pair differences are
+    kept per group)."""
+    total = state.total()
     shared = int(np.rint(total.pair_confusion.sum()))
     value = reading.bias_index(total.pair_confusion[0])
     reason = NO_PAIRABLE if total.n[0] == 0 else (None if np.isfinite(value) else NO_SHARED)
-    return make_measure(value, shared, reason, "bias_index", None, settings)
+    interval: intervals.Interval | None = None
+    if jackknife and reason is None:
+        held = state.pair_difference[..., -1].sum(axis=1) > 0
+        replicates = kept_pairs.bias_index_states(state.without_each_group().pair_difference)
+        interval = grouped_jackknife(value, replicates[held], settings.interval_level, 0.0, 1.0)
+    return make_measure(value, shared, reason, "bias_index", interval, settings)
 
 
 def _pairwise(
@@ -370,7 +424,12 @@ def kept_measure_set(
     jackknife = method == IntervalMethod.JACKKNIFE
     bootstrap = method == IntervalMethod.BOOTSTRAP
     options = RhoOptions(settings.rho_mode, settings.rho_unrated, settings.rater_model)
-    found = estimates(state, settings.interval_level, options)
+    weights = (
+        chance.weight_matrix(state.n_categories, settings.scale, settings.weights)
+        if ordinal
+        else None
+    )
+    found = estimates(state, settings.interval_level, options, weights)
     total = state.total()
     n_pairable = int(total.n[0])
     missing: list[str] = []
@@ -379,18 +438,16 @@ def kept_measure_set(
     for name in PROJECT_MEASURES:
         if name in ORDINAL_MEASURES and not ordinal:
             continue
-        kept = name in _PROJECT or name == "mean_self_agreement"
+        kept = name in _PROJECT or name in ("mean_self_agreement", "bias_index")
         if name == "rho" and not options.covered:
             kept = False
-        if name == "bias_index":
-            # its interval deletes an item from every pair at once: item-level, not kept
-            kept = method == IntervalMethod.NONE
+
         if not kept or bootstrap:
             measures[name] = _not_kept()
             missing.append(f"measures.{name}")
             continue
         if name == "bias_index":
-            measures[name] = _bias_index(total, settings)
+            measures[name] = _bias_index(state, settings, jackknife)
         else:
             measures[name] = _project(name, found, state, jackknife, settings)
 
@@ -406,8 +463,11 @@ def kept_measure_set(
         }
 
     rater_results = _raters(state, rater_names, is_model, settings, jackknife, ordinal, missing)
-    if is_model.any():
-        missing.append("models")
+    models: tuple[ModelResult, ...] = ()
+    if bootstrap and is_model.any():
+        missing.append("models")  # its resamples are drawn with everything else's
+    elif is_model.any():
+        models = _models(state, rater_names, is_model, settings)
     pairs: tuple[CohenPair, ...] = ()
     if bootstrap and int((~is_model).sum()) >= 2:
         missing.append("pairwise_cohen")  # its resamples are drawn with everything else's
@@ -429,7 +489,7 @@ def kept_measure_set(
         categories=tuple(categories),
         measures=measures,
         raters=rater_results,
-        models=(),
+        models=models,
         pairwise_cohen=pairs,
         interval_method=method,
         interval_level=settings.interval_level,

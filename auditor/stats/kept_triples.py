@@ -114,12 +114,14 @@ def pruned(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def renumbered(
-    keys: np.ndarray, weights: np.ndarray, new_slot: np.ndarray
+    keys: np.ndarray, weights: np.ndarray, new_slot: np.ndarray, sorted_from: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The triples with slot s renamed ``new_slot[s]`` (a permutation; -1 drops the triple)."""
+    """The triples with slot s renamed ``new_slot[s]`` (a permutation; -1 drops the triple);
+    the members from ``sorted_from`` on are kept in ascending order (1: a model's (t, p < q))."""
     a, b, c = (new_slot[x] for x in decode(keys))
     keep = (a >= 0) & (b >= 0) & (c >= 0)
-    ordered = np.sort(np.column_stack([a[keep], b[keep], c[keep]]), axis=1)
+    ordered = np.column_stack([a[keep], b[keep], c[keep]])
+    ordered[:, sorted_from:] = np.sort(ordered[:, sorted_from:], axis=1)
     new_keys = encode(ordered[:, 0], ordered[:, 1], ordered[:, 2])
     order = np.argsort(new_keys)
     return new_keys[order], weights[:, keep][:, order]
@@ -145,3 +147,50 @@ def chance_terms(keys: np.ndarray, weights: np.ndarray, bias: np.ndarray) -> np.
                 code, weights=(w * v[one] * v[two]).ravel(), minlength=r * k
             ).reshape(r, k)
     return out
+
+
+# Up to this many (a, b, c) cells a dense bincount sums the weights (16 MB); above it, sorting
+# the keys (np.unique) does: with 10 raters a dense sum is ~20x cheaper than the sort.
+DENSE_CELLS = 1 << 21
+
+
+class Accumulator:
+    """Sums weights by (a, b, c) slot triple over chunks; ``result`` gives the sparse keys
+    (encoded) and weights (1, T). ``r``: slots, so codes stay below r^3."""
+
+    def __init__(self, r: int) -> None:
+        self.r = r
+        self.dense = np.zeros(r**3) if r**3 <= DENSE_CELLS else None
+        self.keys: list[np.ndarray] = []
+        self.weights: list[np.ndarray] = []
+
+    def add(self, a: np.ndarray, b: np.ndarray, c: np.ndarray, weights: np.ndarray) -> None:
+        if self.dense is not None:
+            code = (a * self.r + b) * self.r + c
+            self.dense += np.bincount(code, weights=weights, minlength=self.dense.shape[0])
+            return
+        keys, summed = reduce(encode(a, b, c), np.zeros(a.shape[0], dtype=np.int64), weights, 1)
+        self.keys.append(keys)
+        self.weights.append(summed[0])
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.dense is not None:
+            code = np.flatnonzero(self.dense)
+            a, rest = np.divmod(code, self.r * self.r)
+            b, c = np.divmod(rest, self.r)
+            return encode(a, b, c), self.dense[code][None, :]
+        if not self.keys:
+            return np.zeros(0, dtype=np.int64), np.zeros((1, 0))
+        joined = np.concatenate(self.keys)
+        return reduce(
+            joined, np.zeros(joined.shape[0], dtype=np.int64), np.concatenate(self.weights), 1
+        )
+
+
+def sorted3(
+    a: np.ndarray, b: np.ndarray, c: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The three columns sorted per row (low, middle, high), without a (n, 3) sort."""
+    low = np.minimum(np.minimum(a, b), c)
+    high = np.maximum(np.maximum(a, b), c)
+    return low, a + b + c - low - high, high

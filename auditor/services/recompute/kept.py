@@ -34,7 +34,7 @@ from auditor.storage.label_loader import LabelRange, dense_codes
 from auditor.storage.unit_of_work import UnitOfWork
 
 # Bumped whenever the kept arrays change meaning: a stored state of another version rebuilds.
-VERSION = 10
+VERSION = 13
 
 # The payload slot (a group index no group has) of the ungrouped tables: the rater triples'
 # and pairs' sparse totals (stats/kept_triples, stats/kept_pairs).
@@ -174,8 +174,8 @@ def state_of(record: KeptRecord, layout: Layout) -> kept.KeptStats:
         if payload is None:
             parts.append(kept.empty(1, len(layout.raters), len(layout.categories)))
         else:
-            tables = kept.no_tables(len(layout.categories))
-            parts.append(kept.KeptStats(**from_payload(payload), **tables))
+            none = kept.no_tables(len(layout.categories))
+            parts.append(kept.KeptStats(**from_payload(payload), **none))
     state = kept.KeptStats.stack(parts)
     stored = record.payloads.get(TABLES_SLOT)
     if stored is None:
@@ -185,7 +185,7 @@ def state_of(record: KeptRecord, layout: Layout) -> kept.KeptStats:
 
 def payloads(state: kept.KeptStats, groups: list[int], tables: bool = True) -> dict[int, bytes]:
     """The payloads of ``groups`` and (``tables``) of the ungrouped tables."""
-    out = {g: to_payload(state.group(g).additive()) for g in groups}
+    out = {g: to_payload(state.group(g).per_group()) for g in groups}
     if tables:
         out[TABLES_SLOT] = to_payload(state.ungrouped())
     return out

@@ -26,7 +26,7 @@ import numpy as np
 
 from auditor.domain import IntervalMethod, ProjectSettings
 from auditor.services.recompute.kept import Layout, state_of
-from auditor.services.recompute.kept_verify import reordered
+from auditor.services.recompute.kept_verify import in_id_order, reordered
 from auditor.snapshots.scopes import CUMULATIVE
 from auditor.stats.export import MODEL_STATS, measure_set_to_dict
 from auditor.stats.kept_measures import KeptMeasureSet, kept_measure_set
@@ -123,13 +123,14 @@ def compute(
         if layout is None:
             return None
         rater_names, category_names = uow.kept.names(project_id)
-    state = state_of(record, layout)
+    # raters, models and pairs listed as compute_measures lists them: by rater id
+    state, ids = in_id_order(state_of(record, layout), layout)
     total = state.total()
     # a window lists the raters it holds (those whose labels all left it keep zero rows)
     present = [slot for slot in range(state.n_raters) if total.rater_labels[0, slot] > 0]
     if len(present) < state.n_raters:
         state = reordered(state, present)
-    raters = [layout.raters[slot] for slot in present]
+    raters = [ids[slot] for slot in present]
     models = set(layout.models)
     found = kept_measure_set(
         state,

@@ -17,7 +17,7 @@ from auditor.services.recompute.kept import (
     state_of,
     update_kept,
 )
-from auditor.stats import kept, kept_pairs
+from auditor.stats import kept, kept_models, kept_pairs
 from auditor.stats import kept_estimates as measures
 from auditor.stats import kept_triples as triples
 from auditor.storage.kept_repository import CUMULATIVE
@@ -91,20 +91,15 @@ def verify_kept(
         float(np.abs(getattr(incremental, n) - v).max(initial=0.0))
         for n, v in rebuilt.additive().items()
     )
-    _, (ours_t, theirs_t) = triples.align(
-        [
-            (incremental.triple_key, incremental.triple_weight),
-            (rebuilt.triple_key, rebuilt.triple_weight),
-        ]
-    )
-    largest = max(largest, float(np.abs(ours_t - theirs_t).max(initial=0.0)))
-    _, (ours_p, theirs_p) = triples.align(
-        [
-            (incremental.pair_key, incremental.pair_confusion),
-            (rebuilt.pair_key, rebuilt.pair_confusion),
-        ]
-    )
-    largest = max(largest, float(np.abs(ours_p - theirs_p).max(initial=0.0)))
+    for key, values in (*kept.TABLES, *kept.GROUPED_TABLES):  # on the union of their keys
+        _, (kept_values, rebuilt_values) = triples.align(
+            [
+                (getattr(incremental, key), getattr(incremental, values)),
+                (getattr(rebuilt, key), getattr(rebuilt, values)),
+            ]
+        )
+        difference = np.abs(kept_values - rebuilt_values)
+        largest = max(largest, float(difference.max(initial=0.0)))
     ours = measures.estimates(incremental, rho=options)
     theirs = measures.estimates(rebuilt, rho=options)
     pairs = {name: (ours[name].value, theirs[name].value) for name in ours}
@@ -133,6 +128,16 @@ def rebuild_verified(uow: UnitOfWork, project_id: int) -> Verification | None:
         if not lock.acquired:
             return None
         return verify_every_scope(uow, project_id)
+
+
+def in_id_order(state: kept.KeptStats, layout: Layout) -> tuple[kept.KeptStats, list[int]]:
+    """The state with its rater slots in rater-id order (the full load's numbering, so
+    ``kept_measure_set`` lists raters, models and pairs as ``compute_measures`` does) and the
+    rater ids of the new slots. Updates append new raters in order of arrival."""
+    ids = sorted(layout.raters)
+    if ids == layout.raters:
+        return state, ids
+    return reordered(state, [layout.raters.index(r) for r in ids]), ids
 
 
 def reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
@@ -166,9 +171,29 @@ def reordered(state: kept.KeptStats, order: list[int]) -> kept.KeptStats:
         s_amax=state.s_amax[:, index],
         s_share=state.s_share[:, index],
         confusion=state.confusion[:, index],
+        products=state.products,
+        inverse_m1=state.inverse_m1,
+        coincidences=state.coincidences,
+        **{name: getattr(state, name)[:, index] for name in kept_models.DENSE},
         **_triples(state, index),
         **_pair_tables(state, index),
+        **_differences(state, index),
     )
+
+
+def _differences(state: kept.KeptStats, index: np.ndarray) -> dict[str, np.ndarray]:
+    """The pair differences renumbered: a pair whose order flips changes the sign of its
+    differences (a - b), not of its shared count."""
+    new_slot = np.full(max(state.n_raters, 1), -1, dtype=np.int64)
+    new_slot[index] = np.arange(index.shape[0])
+    a, b = (new_slot[x] for x in kept_pairs.decode(state.difference_key))
+    keep = (a >= 0) & (b >= 0)
+    a, b, values = a[keep], b[keep], state.pair_difference[:, keep].copy()
+    flip = a > b
+    values[:, flip, :-1] *= -1.0
+    keys = (np.minimum(a, b) << kept_pairs.SHIFT) | np.maximum(a, b)
+    order = np.argsort(keys)
+    return {"difference_key": keys[order], "pair_difference": values[:, order]}
 
 
 def _pair_tables(state: kept.KeptStats, index: np.ndarray) -> dict[str, np.ndarray]:
@@ -192,7 +217,15 @@ def _triples(state: kept.KeptStats, index: np.ndarray) -> dict[str, np.ndarray]:
     new_slot = np.full(max(state.n_raters, 1), -1, dtype=np.int64)
     new_slot[index] = np.arange(index.shape[0])
     keys, weights = triples.renumbered(state.triple_key, state.triple_weight, new_slot)
-    return {"triple_key": keys, "triple_weight": weights}
+    model_keys, model_weights = triples.renumbered(
+        state.model_pair_key, state.model_pair_weight, new_slot, sorted_from=1
+    )
+    return {
+        "triple_key": keys,
+        "triple_weight": weights,
+        "model_pair_key": model_keys,
+        "model_pair_weight": model_weights,
+    }
 
 
 def _pairs(upper: np.ndarray, index: np.ndarray) -> np.ndarray:

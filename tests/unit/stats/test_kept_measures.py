@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +20,9 @@ from auditor.domain import (
     RhoUnrated,
     Scale,
 )
-from auditor.stats import compute_measures
+from auditor.services.recompute.kept import Layout
+from auditor.services.recompute.kept_verify import in_id_order
+from auditor.stats import compute_measures, kept_pairs, kept_triples
 from auditor.stats.bands import BandScale, band
 from auditor.stats.kept import contributions, item_groups
 from auditor.stats.kept_measures import NOT_KEPT, KeptMeasureSet, kept_measure_set
@@ -117,11 +120,25 @@ def assert_equal_where_kept(kept: KeptMeasureSet, full: MeasureSet) -> None:
     if "models" in missing:
         assert ours.models == ()
     else:
-        assert ours.models == full.models
+        assert [m.rater for m in ours.models] == [m.rater for m in full.models]
+        for mine_m, theirs_m in zip(ours.models, full.models, strict=True):
+            _same_measure(f"{theirs_m.rater}.s", mine_m.s, theirs_m.s)
+            _same_measure(f"{theirs_m.rater}.kappa_va", mine_m.kappa_va, theirs_m.kappa_va)
     if "pairwise_cohen" in missing:
         assert ours.pairwise_cohen == ()
     else:
-        assert ours.pairwise_cohen == full.pairwise_cohen
+        assert len(ours.pairwise_cohen) == len(full.pairwise_cohen)
+        for pair, their_pair in zip(ours.pairwise_cohen, full.pairwise_cohen, strict=True):
+            where = f"{their_pair.rater_a}|{their_pair.rater_b}"
+            assert (pair.rater_a, pair.rater_b, pair.n_items) == (
+                their_pair.rater_a,
+                their_pair.rater_b,
+                their_pair.n_items,
+            )
+            _same_measure(where, pair.kappa, their_pair.kappa)
+            assert (pair.cohen_w is None) == (their_pair.cohen_w is None), where
+            if pair.cohen_w is not None and their_pair.cohen_w is not None:
+                _same_measure(f"{where} w", pair.cohen_w, their_pair.cohen_w)
     spread_a, spread_b = ours.self_agreement_spread, full.self_agreement_spread
     assert (spread_a is None) == (spread_b is None)
     if spread_a is not None and spread_b is not None:
@@ -172,8 +189,9 @@ def test_what_is_missing_is_named() -> None:
     labels = synthetic_project(300, 5, n_models=1, repeat_share=0.1, seed=4)
     ordinal = ProjectSettings(scale=Scale.ORDINAL)
     kept = _kept(labels, ordinal, 20)
-    assert "models" in kept.missing and "pairwise_cohen" not in kept.missing
-    assert "measures.kappa_s_w" in kept.missing and "measures.bias_index" in kept.missing
+    assert "models" not in kept.missing and "pairwise_cohen" not in kept.missing
+    assert kept.missing == ()  # with the default settings everything is kept
+    assert "measures.kappa_s_w" not in kept.missing and "measures.alpha_ordinal" not in kept.missing
     for part in ("raters.s_vs_group", "raters.confusion", "raters.grade_bias"):
         assert part not in kept.missing, part
     assert "measures.kappa_s" not in kept.missing and "measures.rho" not in kept.missing
@@ -182,12 +200,13 @@ def test_what_is_missing_is_named() -> None:
     boot = _kept(labels, ProjectSettings(interval_method=IntervalMethod.BOOTSTRAP), 20)
     assert "measures.kappa_s" in boot.missing and "by_category.category_share" in boot.missing
     assert "raters.self_agreement" in boot.missing and "pairwise_cohen" in boot.missing
+    assert "models" in boot.missing
 
 
 def test_kept_intervals_hold_the_estimates() -> None:
     labels = synthetic_project(2000, 5, repeat_share=0.1, seed=1)
     kept = _kept(labels, ProjectSettings(), 20).measures
-    for name in ("kappa_s", "fleiss_kappa", "rho", "mean_self_agreement"):
+    for name in ("kappa_s", "fleiss_kappa", "rho", "mean_self_agreement", "bias_index"):
         m = kept.measures[name]
         assert m.value is not None and m.ci_low is not None and m.ci_high is not None, name
         assert m.ci_low < m.value <= m.ci_high, name
@@ -200,3 +219,39 @@ def test_kept_intervals_hold_the_estimates() -> None:
         assert s.value is not None and s.ci_low is not None and s.ci_high is not None
         assert s.ci_low < s.value <= s.ci_high
         assert s.interval_method == IntervalMethod.JACKKNIFE
+
+
+def test_sparse_and_dense_sums_of_the_tables_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above ``DENSE_CELLS`` (more than 128 raters) the triple, pair and model-pair tables are
+    summed by sorting keys: the same tables as the dense bincount of small projects."""
+    labels = synthetic_project(200, 6, n_models=2, repeat_share=0.1, seed=7)
+    groups = item_groups(np.arange(labels.n_items), 5)
+    dense = contributions(labels, CollapsePolicy.FIRST, groups, 5)
+    monkeypatch.setattr(kept_triples, "DENSE_CELLS", 0)
+    monkeypatch.setattr(kept_pairs, "DENSE_CELLS", 0)
+    sparse = contributions(labels, CollapsePolicy.FIRST, groups, 5)
+    assert dense.triple_key.size and dense.pair_key.size and dense.model_pair_key.size
+    for name, value in dense.arrays().items():
+        assert np.array_equal(value.shape, getattr(sparse, name).shape), name
+        assert np.allclose(value, getattr(sparse, name), atol=1e-12), name
+
+
+@SETTINGS
+@given(_with_models(), st.randoms())
+def test_renumbering_the_slots_gives_the_state_in_id_order(labels: LabelArrays, random) -> None:
+    """A state whose slots are in another order (raters that arrived out of id order), put
+    back in id order by ``kept_verify.in_id_order``, equals the state built in id order: the
+    sparse tables' keys, pair orientations and signs follow."""
+    r = labels.n_raters
+    perm = np.array(random.sample(range(r), r))  # rater p sits in slot perm[p]
+    groups = item_groups(np.arange(labels.n_items), GROUPS)
+    arrived = contributions(labels, CollapsePolicy.FIRST, groups, GROUPS, perm, r)
+    ids = [int(p) for p in np.argsort(perm)]  # the rater in each slot
+    layout = Layout("first", list(range(labels.n_categories)), GROUPS, ids, [])
+    reordered, order = in_id_order(arrived, layout)
+    assert order == sorted(ids)
+    expected = contributions(labels, CollapsePolicy.FIRST, groups, GROUPS)
+    for name, value in expected.arrays().items():
+        got = getattr(reordered, name)
+        assert got.shape == value.shape, name
+        assert np.allclose(got, value, atol=1e-12), name
