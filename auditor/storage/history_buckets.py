@@ -76,7 +76,7 @@ def bucketed_history(
         if count <= buckets:
             # by the snapshots' ids (unique index): the series' index puts the subject before
             # the scope, so "every rater's 7d points" would walk their cumulative ones too
-            _add(found, db.execute(_raw([*by_snapshot, p.snapshot_id.in_(few)])))
+            _add_raw(found, db.execute(_raw([*by_snapshot, p.snapshot_id.in_(few)])))
             continue
         chosen = None
         if subject_kind not in history_rollups.NOT_KEPT:
@@ -93,7 +93,7 @@ def bucketed_history(
         # the first and last snapshots' points by their ids through the unique index
         # (snapshot, metric, kind, subject): the ids as a subquery of times was planned as a
         # scan of the series (33 ms a series at 100,000 snapshots)
-        _add(found, db.execute(_raw([*by_snapshot, p.snapshot_id.in_(few)])))
+        _add_raw(found, db.execute(_raw([*by_snapshot, p.snapshot_id.in_(few)])))
     for points in found.values():
         points.sort(key=lambda point: (point.as_of, point.snapshot_id))
     return found
@@ -169,6 +169,16 @@ def _aggregated(where: list[Any], first: int, last: int, buckets: int) -> Any:
         .where(*where)
         .group_by(p.subject_id, p.scope, bucket)
     )
+
+
+def _add_raw(found: dict[tuple[str, str], list[HistoryPointRow]], rows: Any) -> None:
+    """Points as they are (``_raw``'s columns, by position: a 200-rater page's sparklines are
+    hundreds of rows, and a mapping per row cost more than the rest of their handling)."""
+    for subject, scope, as_of, computed, value, low, high, n, reason, snapshot_id in rows:
+        series = found.setdefault((subject, scope), [])
+        if not any(p.snapshot_id == snapshot_id for p in series[-3:]):
+            point = (scope, as_of, computed, value, low, high, n, reason, snapshot_id)
+            series.append(HistoryPointRow(*point))
 
 
 def _add(found: dict[tuple[str, str], list[HistoryPointRow]], rows: Any) -> None:
