@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -56,7 +56,12 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-DEMO = DemoConfig(seed=11, days=9, items_per_day=50, slug="demo")
+# Pinned: the story's snapshots fall on the scheduler's six-hour UTC ticks, so what the pages
+# show depended on the hour the tests ran (at end hours 0, 1, 6, 7, 12, 13, 18 and 19 r07's
+# recovered fall dropped out of the attention list and two undefined markers met).
+DEMO = DemoConfig(
+    seed=11, days=9, items_per_day=50, slug="demo", end=datetime(2026, 11, 20, 23, tzinfo=UTC)
+)
 
 
 @dataclass(frozen=True)
