@@ -240,12 +240,14 @@ def holding_rounds(directory: Path, rows: int, rounds: int) -> None:
     project, has its own seed, its times in the 30 days after the first's (so none repeats a
     stored label, and the import's stored-repeat probe is bounded away, as for any export of
     newer labels) and its items shifted by half the first's item count: half of them are
-    items the project holds (a second round of labels on them), half are new. Per round, in a
-    fresh database (set-up, not timed): the first file imported by the service, the same
-    rows COPYed into a labels-shaped table ``holding``, both VACUUM ANALYZEd. Then, after a
-    CHECKPOINT each, alternately first: the service's import of the second file (in a child
-    process, whose peak RSS is printed) and the COPY of its rows, ids resolved as the import
-    writes them, into ``holding``."""
+    items the project holds (a second round of labels on them), half are new. Set up once, not
+    timed: the first file imported by the service into an empty project, the same rows COPYed
+    into a labels-shaped table ``holding``, both VACUUM ANALYZEd (autovacuum is off on the
+    test server). Each round runs in a file copy of that database (``CREATE DATABASE ...
+    TEMPLATE``: at 10M a round saves the set-up's import and COPY, about 15 min at load 6),
+    where, after a CHECKPOINT each and alternately first, the service imports the second file
+    (in a child process, whose peak RSS is printed) and PostgreSQL COPYs its rows, ids
+    resolved as the import writes them, into ``holding``."""
     first = realistic_rows(rows, seed=7)
     stored_items = int(first["item"].max()) + 1
     second = realistic_rows(rows, seed=8, first_item=stored_items // 2, start_day=30)
@@ -267,15 +269,22 @@ def holding_rounds(directory: Path, rows: int, rounds: int) -> None:
     del first, second
     spawn = multiprocessing.get_context("spawn")
     ratios = []
-    for r in range(rounds):
-        with postgres_database() as url:
-            seeded, inserted, _ = import_seconds(url, paths["first"])
-            assert inserted == n_first, (inserted, n_first)
-            with psycopg.connect(_libpq(url), autocommit=True) as db:
-                create_shaped(db, "holding")
-                copy_file(db, "holding", copies["first"])
-                db.execute("VACUUM ANALYZE labels")
-                db.execute("VACUUM ANALYZE holding")
+    with postgres_database() as seeded_url:  # set-up once, copied for each round
+        seeded, inserted, _ = import_seconds(seeded_url, paths["first"])
+        assert inserted == n_first, (inserted, n_first)
+        with psycopg.connect(_libpq(seeded_url), autocommit=True) as db:
+            create_shaped(db, "holding")
+            held = copy_file(db, "holding", copies["first"])
+            db.execute("VACUUM ANALYZE labels")
+            db.execute("VACUUM ANALYZE holding")
+        print(f"set-up: first file imported in {seeded:.1f} s ({n_first / seeded:,.0f} labels/s, "
+              f"into an empty project), COPYed into the labels-shaped table in {held:.1f} s; "
+              f"load average {os.getloadavg()[0]:.2f}")  # fmt: skip
+        for r in range(rounds):
+            with (
+                postgres_database(template=seeded_url) as url,
+                psycopg.connect(_libpq(url), autocommit=True) as db,
+            ):
 
                 def floor() -> float:
                     db.execute("CHECKPOINT")
@@ -294,15 +303,15 @@ def holding_rounds(directory: Path, rows: int, rounds: int) -> None:
                     (imported, peak, top), copied = service(), floor()
                 else:
                     copied, (imported, peak, top) = floor(), service()
-        ratios.append(imported / copied)
-        print(f"round {r + 1} (set-up: first file imported in {seeded:.1f} s): import "
-              f"{imported:6.1f} s ({n / imported:,.0f} labels/s, peak RSS {peak / 1e6:.0f} MB), "
-              f"COPY into the labels-shaped table holding the first {copied:6.1f} s: "
-              f"{imported / copied:.2f}x; load average {os.getloadavg()[0]:.2f}")  # fmt: skip
-        for seconds, statement in top:
-            print(f"    {seconds:6.1f} s  {statement}")
-        print(f"    {imported - sum(s for s, _ in top):6.1f} s  the rest (parse, validate, "
-              "stage: the staging COPY is not a statement, other statements)")  # fmt: skip
+            ratios.append(imported / copied)
+            print(f"round {r + 1}: import {imported:6.1f} s ({n / imported:,.0f} labels/s, peak "
+                  f"RSS {peak / 1e6:.0f} MB), COPY into the labels-shaped table holding the "
+                  f"first {copied:6.1f} s: {imported / copied:.2f}x; load average "
+                  f"{os.getloadavg()[0]:.2f}")  # fmt: skip
+            for seconds, statement in top:
+                print(f"    {seconds:6.1f} s  {statement}")
+            print(f"    {imported - sum(s for s, _ in top):6.1f} s  the rest (parse, validate, "
+                  "stage: the staging COPY is not a statement, other statements)")  # fmt: skip
     _print_median(ratios)
 
 
@@ -344,10 +353,13 @@ def _libpq(url: str) -> str:
 
 
 @contextmanager
-def postgres_database() -> Iterator[str]:
+def postgres_database(template: str | None = None) -> Iterator[str]:
+    """A throwaway database, empty or a file copy of the database of the URL ``template``
+    (which no one may be connected to)."""
     name = f"auditor_bench_{uuid.uuid4().hex[:8]}"
+    copied = f' TEMPLATE "{make_url(template).database}" STRATEGY FILE_COPY' if template else ""
     with psycopg.connect(_libpq(ADMIN_URL), autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"{copied}')
     try:
         yield make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False)
     finally:
