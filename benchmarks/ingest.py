@@ -19,13 +19,24 @@ RSS < 500 MB.
     .venv/bin/python benchmarks/ingest.py [--rows 1000000] [--keys] [--rss] [--rss-rows N]
         [--skip-sqlite] [--lock-rows 3000000]
     .venv/bin/python benchmarks/ingest.py --realistic --rows 1000000 --rounds 3
+    nice -n 10 .venv/bin/python benchmarks/ingest.py --realistic --into-holding \
+        --rows 10000000 --rounds 3
 
 ``--realistic`` (issue 22 item 6) measures the import honestly against its floor: a file shaped
-like a real export (items not in order, times shuffled over 30 days, 2% of the labels a
-rater's second look at an item), imported into a fresh database and COPYed, as the rows the
-import writes (ids resolved, same order), into a fresh labels-shaped table, alternating which
-goes first over ``--rounds`` rounds; prints each round's ratio and the median, with the load
-average. Target: within 2x.
+like a real export (items not in order, times with microseconds shuffled over 30 days, 2% of
+the labels a rater's second look at an item), imported into a fresh database and COPYed, as
+the rows the import writes (ids resolved, same order), into a fresh labels-shaped table,
+alternating which goes first over ``--rounds`` rounds; prints each round's ratio and the
+median, with the load average. Target: within 2x.
+
+``--realistic --into-holding`` does the same for a second export into a project holding the
+first (``holding_rounds``): a second file of ``--rows`` labels (own seed, times in the 30 days
+after the first's, half its items stored and half new) imported by the service in a child
+process (its peak RSS printed), against the COPY of its resolved rows into a labels-shaped
+table holding the first file's rows; each round in a file copy of a database set up once.
+Each round also prints the import's five slowest SQL statements and the rest (parse,
+validate, staging); ``ingest_explain.py`` shows their plans and a cProfile of the Python side.
+Target: within 2x at 10M into 10M.
 
 Everything runs in a throwaway database (``auditor_bench_<hex>``) and a temporary directory.
 """
