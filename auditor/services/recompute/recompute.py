@@ -482,13 +482,11 @@ def _window_scope(
     )
     if found is None:
         return _window_from_labels(uow, project_id, scope, tick, now, settings, served)
-    with uow:
-        latest = uow.kept.last_labeled_at(project_id, served.watermark)
     rendered = explain_empty_window(
         found.rendered,
         scope,
         np.zeros(1 if found.label_count else 0, dtype=np.int64),
-        np.array([] if latest is None else [latest], dtype=np.int64),
+        _latest_order(uow, project_id, served.watermark),
     )
     kept_scope = dataclasses.replace(
         found, rendered=rendered, watermark=served.watermark, label_count=served.label_count
@@ -496,6 +494,14 @@ def _window_scope(
     row, points, rendered, carried = _kept_row(project_id, scope, tick, now, settings, kept_scope)
     row["window_start"], row["window_end"] = window.start, window.end
     return row, points, rendered, carried
+
+
+def _latest_order(uow: UnitOfWork, project_id: int, watermark: int) -> np.ndarray:
+    """The labeled_at of the project's latest label up to ``watermark`` (empty without one):
+    all an empty window's reason reads of the project's labels."""
+    with uow:
+        latest = uow.kept.last_labeled_at(project_id, watermark)
+    return np.array([] if latest is None else [latest], dtype=np.int64)
 
 
 def _window_from_labels(
@@ -511,13 +517,11 @@ def _window_from_labels(
     started = time.perf_counter()
     start_us, end_us = window_at(scope, now).bounds_us()
     loaded = uow.load_labels(project_id, LabelRange(start_us, end_us, served.watermark))
-    with uow:
-        latest = uow.kept.last_labeled_at(project_id, served.watermark)
     source = _Source(
         dataclasses.replace(loaded.labels, label_ids=None),
         served.watermark,
         served.label_count,
-        np.array([] if latest is None else [latest], dtype=np.int64),
+        _latest_order(uow, project_id, served.watermark),
     )
     return _compute_scope(
         project_id, scope, tick, now, settings, source, time.perf_counter() - started
