@@ -519,3 +519,14 @@ class SnapshotRepository:
         """One snapshot by id (the full pass a snapshot from kept statistics carries parts of)."""
         snapshot = self.db.execute(select(Snapshot).where(Snapshot.id == snapshot_id)).scalar()
         return None if snapshot is None else _snapshot_dict(snapshot)
+
+    def snapshot_facts(self, snapshot_id: int) -> dict[str, Any] | None:
+        """A snapshot's metadata without its result (whether a full pass is due reads these on
+        every served recompute; its result, megabytes at 200 raters, only when carried)."""
+        s = Snapshot
+        row = self.db.execute(
+            select(s.id, s.computed_at, s.duration_ms, s.n_labels, s.settings).where(
+                s.id == snapshot_id
+            )
+        ).first()
+        return None if row is None else dict(row._mapping)

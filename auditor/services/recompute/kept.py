@@ -49,7 +49,9 @@ REBUILD_SHARE = 4
 
 @dataclass(frozen=True)
 class KeptUpdate:
-    """What one update did. status: updated | rebuilt | unchanged."""
+    """What one update did. status: updated | rebuilt | unchanged. ``state``, ``layout`` and
+    ``label_count``: the state it stored (updated and rebuilt), so a snapshot served from it
+    does not read and decode it again (84 MB of payloads at 200 raters)."""
 
     status: str
     reason: str
@@ -57,6 +59,9 @@ class KeptUpdate:
     items: int
     watermark: int
     seconds: float
+    state: kept.KeptStats | None = None
+    layout: Layout | None = None
+    label_count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -242,7 +247,8 @@ def rebuild_kept(
     started = time.process_time()
     state, layout, watermark, count = build(uow, project_id, upto, span)
     save_whole(uow, project_id, state, layout, watermark, count, span)
-    return KeptUpdate("rebuilt", reason, count, -1, watermark, time.process_time() - started)
+    seconds = time.process_time() - started
+    return KeptUpdate("rebuilt", reason, count, -1, watermark, seconds, state, layout, count)
 
 
 def save_whole(
@@ -396,6 +402,9 @@ def update_kept(
         int(touched.size),
         upto,
         time.process_time() - started,
+        state,
+        layout,
+        count,
     )
 
 

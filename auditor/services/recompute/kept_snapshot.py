@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from auditor.domain import IntervalMethod, ProjectSettings
-from auditor.services.recompute.kept import Layout, state_of
+from auditor.services.recompute.kept import KeptUpdate, Layout, state_of
 from auditor.services.recompute.kept_verify import in_id_order, reordered
 from auditor.snapshots.scopes import CUMULATIVE
 from auditor.stats.export import MODEL_STATS, measure_set_to_dict
@@ -49,7 +49,6 @@ class FullPass:
     computed_at: datetime
     duration_ms: float
     n_labels: int
-    result: dict[str, Any]
     settings: dict[str, Any]
 
 
@@ -69,7 +68,7 @@ def latest_full_pass(uow: UnitOfWork, project_id: int, scope: str = CUMULATIVE) 
     full_id = latest["id"] if source is None else source.get("full_pass")
     if full_id is None:
         return None
-    row = uow.snapshots.snapshot_by_id(int(full_id))
+    row = uow.snapshots.snapshot_facts(int(full_id))
     if row is None:
         return None
     return FullPass(
@@ -77,7 +76,6 @@ def latest_full_pass(uow: UnitOfWork, project_id: int, scope: str = CUMULATIVE) 
         row["computed_at"],
         float(row["duration_ms"]),
         int(row["n_labels"]),
-        dict(row["result"]),
         dict(row["settings"] or {}),
     )
 
@@ -88,7 +86,7 @@ def full_pass_due(
     """``now`` is the wall clock (``computed_at`` is); ``settings`` the project's settings
     as a snapshot records them: a full pass under other settings (a scale, a collapse policy,
     an interval level) has nothing to carry."""
-    if last is None or SOURCE_KEY in last.result or last.settings != settings:
+    if last is None or last.settings != settings:
         return True
     elapsed = (now - last.computed_at).total_seconds()
     return elapsed >= max(every_seconds, FULL_PASS_SPACING * last.duration_ms / 1000.0)
@@ -111,20 +109,28 @@ def compute(
     settings: ProjectSettings,
     full: FullPass,
     scope: str = CUMULATIVE,
+    held: KeptUpdate | None = None,
 ) -> KeptScope | None:
-    """The measure set of ``scope`` from its kept state, carried parts from ``full``; None
-    when there is no kept state (the caller reads every label)."""
+    """The measure set of ``scope`` from its kept state (``held``: the one the update just
+    stored, else read), carried parts from ``full``; None when there is no kept state (the
+    caller reads every label)."""
     started = time.process_time()
     with uow:
-        record = uow.kept.load(project_id, scope)
-        if record is None:
-            return None
-        layout = Layout.parse(record.signature)
-        if layout is None:
-            return None
         rater_names, category_names = uow.kept.names(project_id)
+        layout: Layout | None
+        if held is not None and held.state is not None and held.layout is not None:
+            stored, layout = held.state, held.layout
+            watermark, label_count = held.watermark, held.label_count or 0
+        else:
+            record = uow.kept.load(project_id, scope)
+            layout = None if record is None else Layout.parse(record.signature)
+            if record is None or layout is None:
+                return None
+            stored = state_of(record, layout)
+            watermark, label_count = record.watermark, record.label_count
+    full_result: dict[str, Any] = {}
     # raters, models and pairs listed as compute_measures lists them: by rater id
-    state, ids = in_id_order(state_of(record, layout), layout)
+    state, ids = in_id_order(stored, layout)
     total = state.total()
     # a window lists the raters it holds (those whose labels all left it keep zero rows)
     present = [slot for slot in range(state.n_raters) if total.rater_labels[0, slot] > 0]
@@ -141,7 +147,11 @@ def compute(
         n_labels=round(float(total.labels[0])),
         n_items=round(float(total.items[0])),
     )
-    rendered, carried = carry(found, full)
+    if found.missing:  # the full pass's result is read only when something is carried
+        with uow:
+            row = uow.snapshots.snapshot_by_id(full.snapshot_id)
+        full_result = {} if row is None else dict(row["result"])
+    rendered, carried = carry(found, full_result)
     rendered[SOURCE_KEY] = {
         "statistics": "kept",
         "groups": layout.groups,
@@ -150,22 +160,15 @@ def compute(
         "full_pass_n_labels": full.n_labels,
         "carried": list(found.missing),
     }
-    return KeptScope(
-        rendered,
-        carried,
-        record.watermark,
-        record.label_count,
-        time.process_time() - started,
-    )
+    return KeptScope(rendered, carried, watermark, label_count, time.process_time() - started)
 
 
 def carry(
-    found: KeptMeasureSet, full: FullPass
+    found: KeptMeasureSet, source: dict[str, Any]
 ) -> tuple[dict[str, Any], frozenset[tuple[str, str]]]:
-    """The rendered kept measure set with each missing part taken from the full pass, and
-    the (subject kind, metric) of those parts."""
+    """The rendered kept measure set with each missing part taken from ``source`` (the full
+    pass's result), and the (subject kind, metric) of those parts."""
     rendered = measure_set_to_dict(found.measures)
-    source = full.result
     carried: set[tuple[str, str]] = set()
     for part in found.missing:
         section, _, name = part.partition(".")

@@ -293,7 +293,7 @@ def _recompute_locked(
     if kept is not None and not force:
         # also when only a window is due (labels aged out of it): reading every label for
         # the window's sake would cost what the kept statistics save
-        served = _from_kept(uow, project_id, settings, count)
+        served = _from_kept(uow, project_id, settings, count, kept)
     if served is None:
         t0 = time.perf_counter()
         loaded = uow.load_labels(project_id)
@@ -379,7 +379,7 @@ def _keep_statistics(uow: UnitOfWork, project_id: int, count: int) -> KeptUpdate
 
 
 def _from_kept(
-    uow: UnitOfWork, project_id: int, settings: ProjectSettings, count: int
+    uow: UnitOfWork, project_id: int, settings: ProjectSettings, count: int, held: KeptUpdate
 ) -> kept_snapshot.KeptScope | None:
     """The cumulative scope from the kept statistics, or None when this recompute reads every
     label: a small project, bootstrap intervals, or a full pass due (``kept_snapshot``)."""
@@ -388,14 +388,16 @@ def _from_kept(
         return None
     with uow:
         full = kept_snapshot.latest_full_pass(uow, project_id)
-        # windows the project no longer has leave no kept state behind
-        uow.kept.drop_windows(project_id, [s.name for s in scopes_for(settings)])
-        uow.commit()
     if full is None or kept_snapshot.full_pass_due(
         full, datetime.now(UTC), config.kept_full_pass_seconds, settings_json(settings)
     ):
+        # windows the project no longer has leave no kept state behind (a change of windows
+        # is a change of settings: a full pass is due then, not on every served recompute)
+        with uow:
+            uow.kept.drop_windows(project_id, [s.name for s in scopes_for(settings)])
+            uow.commit()
         return None
-    return kept_snapshot.compute(uow, project_id, settings, full)
+    return kept_snapshot.compute(uow, project_id, settings, full, held=held)
 
 
 @dataclass(frozen=True)
@@ -474,11 +476,13 @@ def _window_scope(
     window = window_at(scope, now)
     start_us, end_us = window.bounds_us()
     span = Span(scope.name, start_us, end_us)
-    update_kept(uow, project_id, span=span, upto=served.watermark)
+    held = update_kept(uow, project_id, span=span, upto=served.watermark)
     with uow:
         full = kept_snapshot.latest_full_pass(uow, project_id, scope.name)
     found = (
-        None if full is None else kept_snapshot.compute(uow, project_id, settings, full, scope.name)
+        None
+        if full is None
+        else kept_snapshot.compute(uow, project_id, settings, full, scope.name, held)
     )
     if found is None:
         return _window_from_labels(uow, project_id, scope, tick, now, settings, served)
